@@ -1,0 +1,22 @@
+-- _remove_member: delete an idle member row and its consumer row when that has no other
+-- subscription; demote the group's main to a normal consumer when it was the last one.
+create or replace function pgque._remove_member(p_queue_id int4, p_consumer_id int4, p_sub_id int4)
+returns void
+language plpgsql
+security definer
+set search_path = pgque, pg_catalog
+as $$
+begin
+  delete from pgque.subscription
+   where sub_queue = p_queue_id and sub_consumer = p_consumer_id and sub_role = 'coop_member';
+  delete from pgque.consumer c
+   where c.co_id = p_consumer_id
+     and not exists (select 1 from pgque.subscription s where s.sub_consumer = c.co_id);
+  if not exists (select 1 from pgque.subscription
+                  where sub_queue = p_queue_id and sub_id = p_sub_id and sub_role = 'coop_member') then
+    update pgque.subscription
+       set sub_role = 'normal', sub_active = pg_catalog.now()
+     where sub_queue = p_queue_id and sub_id = p_sub_id and sub_role = 'coop_main';
+  end if;
+end;
+$$;

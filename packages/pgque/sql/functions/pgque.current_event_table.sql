@@ -1,0 +1,21 @@
+-- current_event_table: the child table producers write to now.
+-- params: queue name. returns: table name, e.g. pgque.event_7_1. tables: queue.
+create or replace function pgque.current_event_table(x_queue_name text)
+returns text
+language plpgsql
+security definer
+set search_path = pgque, pg_catalog
+as $$
+declare
+  q pgque.queue;
+begin
+  select * into q from pgque.queue where queue_name = x_queue_name;
+  if not found then
+    raise exception 'Event queue not found';
+  end if;
+  if q.queue_disable_insert and pg_catalog.current_setting('session_replication_role') <> 'replica' then
+    raise exception 'Writing to queue disabled';
+  end if;
+  return q.queue_data_pfx || '_' || q.queue_cur_table;
+end;
+$$;

@@ -1,0 +1,50 @@
+-- drop_queue: remove a queue, its event tables, ticks, retries and dead letters.
+-- With x_force it first removes every subscription, cooperative groups included
+-- (upstream refuses groups with members), and consumers left with no subscription.
+-- params: queue name, force. returns: 1. tables: every table, for this queue.
+create or replace function pgque.drop_queue(x_queue_name text, x_force bool)
+returns integer
+language plpgsql
+security definer
+set search_path = pgque, pg_catalog
+as $$
+declare
+  q pgque.queue;
+  n int;
+begin
+  select * into q from pgque.queue where queue_name = x_queue_name for update;
+  if not found then
+    raise exception 'No such event queue';
+  end if;
+  if exists (select 1 from pgque.subscription where sub_queue = q.queue_id) then
+    if not coalesce(x_force, false) then
+      raise exception 'cannot drop queue, consumers still attached';
+    end if;
+    with gone as (
+      delete from pgque.subscription where sub_queue = q.queue_id returning sub_consumer
+    )
+    delete from pgque.consumer c
+     where c.co_id in (select sub_consumer from gone)
+       and not exists (select 1 from pgque.subscription s where s.sub_consumer = c.co_id);
+  end if;
+  delete from pgque.retry_queue where ev_queue = q.queue_id;
+  delete from pgque.dead_letter where dl_queue_id = q.queue_id;
+  for n in 0 .. q.queue_ntables - 1 loop
+    execute pg_catalog.format('drop table if exists %s', q.queue_data_pfx || '_' || n);
+  end loop;
+  execute pg_catalog.format('drop table if exists %s', q.queue_data_pfx);
+  delete from pgque.tick where tick_queue = q.queue_id;
+  execute pg_catalog.format('drop sequence if exists %s', q.queue_event_seq);
+  execute pg_catalog.format('drop sequence if exists %s', q.queue_tick_seq);
+  delete from pgque.queue where queue_id = q.queue_id;
+  return 1;
+end;
+$$;
+
+create or replace function pgque.drop_queue(x_queue_name text)
+returns integer
+language sql
+strict
+as $$
+  select pgque.drop_queue(x_queue_name, false);
+$$;

@@ -1,0 +1,78 @@
+-- maint_rotate_tables_step1: switch the queue to its next (oldest) event table and
+-- TRUNCATE it, once the rotation period has passed and no cursor can still need that
+-- table: the slowest subscription's tick must postdate the previous switch (step2).
+-- Ticks older than the previous switch are deleted with it.
+-- params: queue name. returns: 0. tables: queue, tick, pgque.event_<id>_<n>.
+create or replace function pgque.maint_rotate_tables_step1(i_queue_name text)
+returns integer
+language plpgsql
+security definer
+set search_path = pgque, pg_catalog
+as $$
+declare
+  q pgque.queue;
+  lowest_tick bigint;
+  lowest_xmin bigint;
+  next_table int;
+  cur_txid bigint := pg_catalog.pg_current_xact_id()::text::bigint;
+begin
+  select * into q from pgque.queue
+   where queue_name = i_queue_name
+     and queue_rotation_period is not null
+     and queue_switch_step2 is not null
+     and queue_switch_time + queue_rotation_period < pg_catalog.now()
+     for update;
+  if not found then
+    return 0;
+  end if;
+  if cur_txid < q.queue_switch_step1 then
+    raise exception 'queue % maint failure: step1=%, current=%', i_queue_name, q.queue_switch_step1, cur_txid;
+  end if;
+
+  select min(sub_last_tick) into lowest_tick from pgque.subscription where sub_queue = q.queue_id;
+  if lowest_tick is not null then
+    select pg_catalog.pg_snapshot_xmin(tick_snapshot)::text::bigint into lowest_xmin
+      from pgque.tick where tick_queue = q.queue_id and tick_id = lowest_tick;
+    if not found then
+      raise exception 'queue % maint failure: tick % not found', i_queue_name, lowest_tick;
+    end if;
+    if lowest_xmin <= q.queue_switch_step2 then
+      return 0;
+    end if;
+  end if;
+
+  next_table := (q.queue_cur_table + 1) % q.queue_ntables;
+  begin
+    execute pg_catalog.format('lock table %s nowait', q.queue_data_pfx || '_' || next_table);
+  exception when lock_not_available then
+    return 0;
+  end;
+  execute pg_catalog.format('truncate %s', q.queue_data_pfx || '_' || next_table);
+
+  update pgque.queue
+     set queue_cur_table = next_table, queue_switch_time = pg_catalog.now(),
+         queue_switch_step1 = cur_txid, queue_switch_step2 = null
+   where queue_id = q.queue_id;
+  delete from pgque.tick
+   where tick_queue = q.queue_id
+     and pg_catalog.pg_snapshot_xmin(tick_snapshot)::text::bigint < q.queue_switch_step2;
+  return 0;
+end;
+$$;
+
+-- maint_rotate_tables_step2: record, in a transaction later than step1's, a txid that
+-- postdates every pending switch. Until then batches scan both tables.
+-- returns: 0. tables: queue.
+create or replace function pgque.maint_rotate_tables_step2()
+returns integer
+language plpgsql
+security definer
+set search_path = pgque, pg_catalog
+as $$
+begin
+  update pgque.queue
+     set queue_switch_step2 = pg_catalog.pg_current_xact_id()::text::bigint
+   where queue_switch_step2 is null;
+  return 0;
+end;
+$$;

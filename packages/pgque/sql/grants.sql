@@ -1,0 +1,80 @@
+-- Deny by default: PUBLIC can read and execute nothing in schema pgque.
+-- Re-applied on every install, so grants always match this file.
+revoke all on schema pgque from public;
+revoke all on all tables in schema pgque from public;
+revoke all on all sequences in schema pgque from public;
+revoke execute on all functions in schema pgque from public;
+revoke execute on all procedures in schema pgque from public;
+
+grant usage on schema pgque to pgque_reader, pgque_writer, pgque_admin;
+
+grant all on all tables in schema pgque to pgque_admin;
+grant all on all sequences in schema pgque to pgque_admin;
+grant execute on all functions in schema pgque to pgque_admin;
+grant execute on procedure pgque.ticker_loop() to pgque_admin;
+revoke execute on function
+  pgque.uninstall(),
+  pgque.insert_event_bulk(text, text, text[]),
+  pgque._consumer_id(text),
+  pgque._next_tick(int4, pgque.tick, interval, int4, interval),
+  pgque._batch_subscription(bigint),
+  pgque._validate_coop_names(text, text, text),
+  pgque._clear_member_cursor(int4, int4),
+  pgque._remove_member(int4, int4, int4)
+from pgque_admin;
+
+-- Readers see the metadata and dead letters; event tables are granted per queue.
+grant select on pgque.config, pgque.queue, pgque.consumer, pgque.subscription, pgque.tick,
+                pgque.retry_queue, pgque.dead_letter, pgque.event_template
+  to pgque_reader;
+
+-- Consumer side.
+grant execute on function
+  pgque.version(),
+  pgque.get_queue_info(),
+  pgque.get_queue_info(text),
+  pgque.get_consumer_info(),
+  pgque.get_consumer_info(text),
+  pgque.get_consumer_info(text, text),
+  pgque.get_batch_info(bigint),
+  pgque.register_consumer(text, text),
+  pgque.register_consumer_at(text, text, bigint),
+  pgque.unregister_consumer(text, text),
+  pgque.subscribe(text, text),
+  pgque.unsubscribe(text, text),
+  pgque.next_batch(text, text),
+  pgque.next_batch_info(text, text),
+  pgque.next_batch_custom(text, text, interval, int4, interval),
+  pgque.get_batch_events(bigint),
+  pgque.finish_batch(bigint),
+  pgque.event_retry(bigint, bigint, timestamptz),
+  pgque.event_retry(bigint, bigint, integer),
+  pgque.receive(text, text, int),
+  pgque.ack(bigint),
+  pgque.nack(bigint, pgque.message, interval, text),
+  pgque.dlq_inspect(text, int),
+  pgque.register_subconsumer(text, text, text, boolean),
+  pgque.subscribe_subconsumer(text, text, text, boolean),
+  pgque.unregister_subconsumer(text, text, text, integer),
+  pgque.unsubscribe_subconsumer(text, text, text, integer),
+  pgque.next_batch(text, text, text, interval),
+  pgque.next_batch_custom(text, text, text, interval, int4, interval, interval),
+  pgque.receive_coop(text, text, text, int, interval),
+  pgque.touch_subconsumer(text, text, text)
+to pgque_reader;
+
+-- Producer side.
+grant execute on function
+  pgque.insert_event(text, text, text),
+  pgque.insert_event(text, text, text, text, text, text, text),
+  pgque.send(text, jsonb),
+  pgque.send(text, text),
+  pgque.send(text, text, jsonb),
+  pgque.send(text, text, text),
+  pgque.send_batch(text, jsonb[]),
+  pgque.send_batch(text, text[]),
+  pgque.send_batch(text, text, jsonb[]),
+  pgque.send_batch(text, text, text[]),
+  pgque.dlq_replay(bigint),
+  pgque.dlq_replay_all(text)
+to pgque_writer;

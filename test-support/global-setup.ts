@@ -1,0 +1,45 @@
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { install } from '../packages/pgque/src/install.js';
+import { startTestServer } from './postgres-server.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    adminUrl: string;
+    pgqueTemplate: string;
+  }
+}
+
+/** Starts one PostgreSQL for the whole run and builds a template database with the engine installed. */
+export default async function setup(project: TestProject) {
+  const server = await startTestServer(path.join(os.tmpdir(), 'stega-test-pg'));
+  const template = `pgque_template_${process.pid}`;
+  const admin = new pg.Client({ connectionString: server.adminUrl });
+  await admin.connect();
+  await admin.query(`drop database if exists ${template}`);
+  await admin.query(`create database ${template}`);
+  await admin.end();
+
+  const templatePool = new pg.Pool({ connectionString: withDatabase(server.adminUrl, template) });
+  await install(templatePool);
+  await templatePool.end();
+
+  project.provide('adminUrl', server.adminUrl);
+  project.provide('pgqueTemplate', template);
+
+  return async () => {
+    const cleanup = new pg.Client({ connectionString: server.adminUrl });
+    await cleanup.connect();
+    await cleanup.query(`drop database if exists ${template} with (force)`);
+    await cleanup.end();
+    await server.stop();
+  };
+}
+
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}

