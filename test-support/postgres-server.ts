@@ -40,6 +40,7 @@ export async function startTestServer(workDir: string): Promise<TestServer> {
     password: 'postgres',
     port,
     persistent: false,
+    createPostgresUser: true, // as root, initdb and postgres run as user postgres
     postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
     onLog: () => {},
     onError: () => {},

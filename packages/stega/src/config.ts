@@ -1,0 +1,198 @@
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Stega's configuration, parsed once from the environment at the entrypoint.
+ * Nothing below the entrypoint reads process.env.
+ */
+export interface Config {
+  /** HTTP port of the web server (PORT, default 3000). */
+  port: number;
+  /** Interface the web server binds (HOST, default 0.0.0.0). */
+  host: string;
+  /** DATABASE_URL; when unset, `stega start` runs an embedded PostgreSQL in dataDir. */
+  databaseUrl: string | undefined;
+  /** Where the embedded PostgreSQL and dev mail live (STEGA_DATA_DIR, default ./.stega). */
+  dataDir: string;
+  /** STEGA_ADMIN_TOKEN: an admin API token accepted as `Authorization: Bearer <token>`. */
+  adminToken: string | undefined;
+  /** IANA zone of the instance: weekly report schedule and report periods (STEGA_TIME_ZONE, default UTC). */
+  timeZone: string;
+  /** SMTP_URL, e.g. smtp://user:pass@host:587; unset: mail is written to dataDir/mail. */
+  smtpUrl: string | undefined;
+  /** Sender address of every email (MAIL_FROM). */
+  mailFrom: string;
+  /** Weekly report recipients (REPORT_EMAILS, comma-separated). */
+  reportEmails: string[];
+  /** Weekly report webhook (REPORT_WEBHOOK_URL) and its HMAC secret (REPORT_WEBHOOK_SECRET). */
+  reportWebhookUrl: string | undefined;
+  reportWebhookSecret: string | undefined;
+  /** Time-out of one webhook call, ms (WEBHOOK_TIMEOUT_MS, default 5000). */
+  webhookTimeoutMs: number;
+  /** How long a silent sla-breach-worker keeps its batch, seconds (SLA_DEAD_INTERVAL_SECONDS, default 120). */
+  slaDeadIntervalSeconds: number;
+  /** sla-breach-worker child processes started by `stega start` (SLA_WORKERS, default 2). */
+  slaWorkers: number;
+  /** Share of an SLA target after which a warning is published (SLA_WARNING_SHARE, default 0.8; 1 disables). */
+  slaWarningShare: number;
+  /** Events per page of the cooperative split for sla_breach_dispatcher (COOP_PAGE_SIZE, default 50; 0 = whole windows). */
+  coopPageSize: number;
+  /** Subconsumer name of this process (SUBCONSUMER_NAME, default `${hostname}-${pid}`). */
+  subconsumerName: string;
+  /** pino level (LOG_LEVEL, default info). */
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+const intFrom = (name: string, min: number, max: number, fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined || raw.trim() === '') return fallback;
+      const value = Number(raw);
+      if (!Number.isInteger(value) || value < min || value > max) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be an integer in ${min}..${max}, got ${JSON.stringify(raw)}`,
+        });
+        return z.NEVER;
+      }
+      return value;
+    });
+
+const urlFrom = (name: string, protocols: string[]) =>
+  z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined || raw.trim() === '') return undefined;
+      try {
+        const url = new URL(raw);
+        if (!protocols.includes(url.protocol)) throw new Error();
+        return raw;
+      } catch {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be a ${protocols.join(' or ')}// URL, got ${JSON.stringify(raw)}`,
+        });
+        return z.NEVER;
+      }
+    });
+
+const timeZone = z
+  .string()
+  .optional()
+  .transform((raw, ctx) => {
+    const zone = raw?.trim() || 'UTC';
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: zone });
+      return zone;
+    } catch {
+      ctx.addIssue({
+        code: 'custom',
+        message: `STEGA_TIME_ZONE must be an IANA time zone, got ${JSON.stringify(raw)}`,
+      });
+      return z.NEVER;
+    }
+  });
+
+const share = z
+  .string()
+  .optional()
+  .transform((raw, ctx) => {
+    if (raw === undefined || raw.trim() === '') return 0.8;
+    const value = Number(raw);
+    if (!(value > 0 && value <= 1)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `SLA_WARNING_SHARE must be a number in (0, 1], got ${JSON.stringify(raw)}`,
+      });
+      return z.NEVER;
+    }
+    return value;
+  });
+
+const envSchema = z.object({
+  PORT: intFrom('PORT', 0, 65535, 3000),
+  HOST: z.string().optional(),
+  DATABASE_URL: urlFrom('DATABASE_URL', ['postgres:', 'postgresql:']),
+  STEGA_DATA_DIR: z.string().optional(),
+  STEGA_ADMIN_TOKEN: z
+    .string()
+    .optional()
+    .refine(
+      (t) => t === undefined || t === '' || t.length >= 8,
+      'STEGA_ADMIN_TOKEN must be at least 8 characters',
+    ),
+  STEGA_TIME_ZONE: timeZone,
+  SMTP_URL: urlFrom('SMTP_URL', ['smtp:', 'smtps:']),
+  MAIL_FROM: z.string().optional(),
+  REPORT_EMAILS: z.string().optional(),
+  REPORT_WEBHOOK_URL: urlFrom('REPORT_WEBHOOK_URL', ['http:', 'https:']),
+  REPORT_WEBHOOK_SECRET: z.string().optional(),
+  WEBHOOK_TIMEOUT_MS: intFrom('WEBHOOK_TIMEOUT_MS', 100, 120_000, 5000),
+  SLA_DEAD_INTERVAL_SECONDS: intFrom('SLA_DEAD_INTERVAL_SECONDS', 1, 86_400, 120),
+  SLA_WORKERS: intFrom('SLA_WORKERS', 0, 64, 2),
+  SLA_WARNING_SHARE: share,
+  COOP_PAGE_SIZE: intFrom('COOP_PAGE_SIZE', 0, 100_000, 50),
+  SUBCONSUMER_NAME: z
+    .string()
+    .optional()
+    .refine(
+      (s) => s === undefined || /^[^.\s]+$/.test(s),
+      'SUBCONSUMER_NAME must be non-empty and contain no dot or space',
+    ),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+});
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses and validates the environment; throws a ConfigError listing every bad variable. */
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  cwd = process.cwd(),
+): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  - ${issue.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const emails = (e.REPORT_EMAILS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const badEmail = emails.find((address) => !/^[^@\s]+@[^@\s]+$/.test(address));
+  if (badEmail)
+    throw new ConfigError(
+      `invalid configuration:\n  - REPORT_EMAILS has an invalid address: ${JSON.stringify(badEmail)}`,
+    );
+  return {
+    port: e.PORT,
+    host: e.HOST?.trim() || '0.0.0.0',
+    databaseUrl: e.DATABASE_URL,
+    dataDir: path.resolve(cwd, e.STEGA_DATA_DIR?.trim() || '.stega'),
+    adminToken: e.STEGA_ADMIN_TOKEN || undefined,
+    timeZone: e.STEGA_TIME_ZONE,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM?.trim() || 'Stega <stega@localhost>',
+    reportEmails: emails,
+    reportWebhookUrl: e.REPORT_WEBHOOK_URL,
+    reportWebhookSecret: e.REPORT_WEBHOOK_SECRET || undefined,
+    webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
+    slaDeadIntervalSeconds: e.SLA_DEAD_INTERVAL_SECONDS,
+    slaWorkers: e.SLA_WORKERS,
+    slaWarningShare: e.SLA_WARNING_SHARE,
+    coopPageSize: e.COOP_PAGE_SIZE,
+    subconsumerName: e.SUBCONSUMER_NAME || defaultSubconsumerName(),
+    logLevel: e.LOG_LEVEL ?? 'info',
+  };
+}
+
+/** `${hostname}-${pid}`, with the dots of a qualified host name replaced (members may not contain dots). */
+export function defaultSubconsumerName(): string {
+  return `${os.hostname().replace(/[.\s]/g, '-')}-${process.pid}`;
+}
