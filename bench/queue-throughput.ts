@@ -1,0 +1,394 @@
+/**
+ * Queue throughput and bloat (issue 2): producer events/s for send_batch of 1,000 payloads
+ * per transaction and for one send per transaction, on 1 and 4 connections; consumer
+ * events/s draining a backlog with receive + ack; dead tuples left in schema pgque after
+ * the backlog was sent, ticked and consumed in 1,000-event batches.
+ *
+ * Talks to the engine only through its public SQL API, so the same figures can be taken
+ * on any PgQue-compatible install (see bench/database.ts for DATABASE_URL and
+ * BENCH_PREINSTALLED). Run: `npm run bench -- queue-throughput [--quick] [--runs N]`.
+ */
+import { performance } from 'node:perf_hooks';
+import type pg from 'pg';
+import { type BenchServer, benchQueueName, connect, startBenchServer } from './database.js';
+import {
+  benchOptions,
+  loadAverage,
+  machine,
+  median,
+  payload,
+  printTable,
+  rate,
+  writeResult,
+} from './report.js';
+
+const BATCH = 1000;
+
+interface Sizes {
+  /** Events per send_batch run (split over the connections), in 1,000-event calls. */
+  batchEvents: number;
+  /** Single sends per run on 1 and on 4 connections. */
+  singleEvents: { 1: number; 4: number };
+  /** Backlog drained by the consumer, sent and ticked in 1,000-event windows. */
+  backlog: number;
+}
+
+const FULL: Sizes = {
+  batchEvents: 200_000,
+  singleEvents: { 1: 10_000, 4: 20_000 },
+  backlog: 200_000,
+};
+const QUICK: Sizes = { batchEvents: 10_000, singleEvents: { 1: 500, 4: 1_000 }, backlog: 10_000 };
+
+const payloads = Array.from({ length: BATCH }, (_, i) => payload(i));
+
+type ProducerMode = 'send_batch(1000)' | 'send';
+
+/** One producer run on a fresh queue; returns events/s. */
+async function produce(url: string, mode: ProducerMode, connections: number, total: number) {
+  const queue = benchQueueName('p');
+  const clients = await Promise.all(Array.from({ length: connections }, () => connect(url)));
+  const [first] = clients as [pg.Client];
+  try {
+    await first.query('select pgque.create_queue($1)', [queue]);
+    // One call per connection before the clock starts: plan caches, first-event quirk.
+    await Promise.all(clients.map((client) => sendOne(client, queue, 0)));
+    const perClient = Math.floor(total / connections);
+    const started = performance.now();
+    await Promise.all(
+      clients.map(async (client, c) => {
+        if (mode === 'send') {
+          for (let i = 0; i < perClient; i++) await sendOne(client, queue, c * perClient + i);
+        } else {
+          for (let sent = 0; sent < perClient; sent += BATCH) await sendBatch(client, queue);
+        }
+      }),
+    );
+    const elapsed = performance.now() - started;
+    return rate(perClient * connections, elapsed);
+  } finally {
+    await first.query('select pgque.drop_queue($1, true)', [queue]).catch(() => {});
+    await Promise.all(clients.map((client) => client.end()));
+  }
+}
+
+function sendOne(client: pg.Client, queue: string, i: number) {
+  return client.query('select pgque.send($1::text, $2::text, $3::text)', [
+    queue,
+    'bench',
+    payloads[i % BATCH],
+  ]);
+}
+
+function sendBatch(client: pg.Client, queue: string) {
+  return client.query('select pgque.send_batch($1::text, $2::text, $3::text[])', [
+    queue,
+    'bench',
+    payloads,
+  ]);
+}
+
+interface DeadTuples {
+  relname: string;
+  n_dead_tup: number;
+  n_tup_ins: number;
+  n_tup_upd: number;
+  n_tup_del: number;
+  vacuums: number;
+}
+
+interface DrainRun {
+  fetchEventsPerSec: number;
+  serverEventsPerSec: number;
+  batches: number;
+  forcedTicks: number;
+  eventDead: number;
+  metadataDead: number;
+  deadPerBatch: number;
+  vacuumed: string[];
+  tables: DeadTuples[];
+}
+
+/**
+ * A fresh database: a backlog sent and ticked in 1,000-event windows, drained by two
+ * consumers one after the other: `fetch` brings every row to the client (the figure),
+ * `server` counts rows server-side (engine cost alone, second reader of warm pages).
+ * Then the dead tuples left in schema pgque.
+ */
+async function drainAndBloat(server: BenchServer, backlog: number): Promise<DrainRun> {
+  const url = await server.freshDatabase();
+  const queue = benchQueueName('d');
+  const producer = await connect(url);
+  const consumer = await connect(url);
+  try {
+    const before = await deadTuples(producer);
+    await producer.query('select pgque.create_queue($1)', [queue]);
+    await producer.query('select pgque.subscribe($1, $2)', [queue, 'fetch']);
+    await producer.query('select pgque.subscribe($1, $2)', [queue, 'server']);
+    let forcedTicks = 0;
+    for (let sent = 0; sent < backlog; sent += BATCH) {
+      await sendBatch(producer, queue);
+      const { rows } = await producer.query('select pgque.ticker($1) as tick', [queue]);
+      if (rows[0].tick === null) {
+        await producer.query('select pgque.force_next_tick($1)', [queue]);
+        await producer.query('select pgque.ticker($1)', [queue]);
+        forcedTicks++;
+      }
+    }
+
+    let started = performance.now();
+    const fetched = await drain(consumer, queue, 'fetch', backlog, false);
+    const fetchMillis = performance.now() - started;
+    started = performance.now();
+    const counted = await drain(consumer, queue, 'server', backlog, true);
+    const serverMillis = performance.now() - started;
+    if (fetched.events !== backlog || counted.events !== backlog) {
+      throw new Error(
+        `drained ${fetched.events} and ${counted.events} events, expected ${backlog}`,
+      );
+    }
+
+    await flushStats([producer, consumer]);
+    const after = await settledDeadTuples(producer);
+    const tables = subtract(after, before);
+    const isEvent = (name: string) => /^event_\d+(_\d+)?$/.test(name);
+    const eventDead = sum(tables.filter((t) => isEvent(t.relname)).map((t) => t.n_dead_tup));
+    const metadataDead = sum(tables.filter((t) => !isEvent(t.relname)).map((t) => t.n_dead_tup));
+    const batches = fetched.batches + counted.batches;
+    return {
+      fetchEventsPerSec: rate(backlog, fetchMillis),
+      serverEventsPerSec: rate(backlog, serverMillis),
+      batches,
+      forcedTicks,
+      eventDead,
+      metadataDead,
+      deadPerBatch: metadataDead / batches,
+      vacuumed: tables.filter((t) => t.vacuums > 0).map((t) => t.relname),
+      tables: tables.filter((t) => t.n_dead_tup || t.n_tup_ins || t.n_tup_upd || t.n_tup_del),
+    };
+  } finally {
+    await producer.end();
+    await consumer.end();
+    await server.dropDatabase(url);
+  }
+}
+
+/** receive + ack until `expected` events came back; returns events and batches. */
+async function drain(
+  client: pg.Client,
+  queue: string,
+  consumer: string,
+  expected: number,
+  serverSide: boolean,
+) {
+  let events = 0;
+  let batches = 0;
+  let empty = 0;
+  while (events < expected) {
+    let count: number;
+    let batch: string | null;
+    if (serverSide) {
+      const { rows } = await client.query(
+        'select count(*)::int as n, min(batch_id) as batch from pgque.receive($1, $2, $3)',
+        [queue, consumer, BATCH],
+      );
+      count = rows[0].n;
+      batch = rows[0].batch;
+    } else {
+      const { rows } = await client.query({
+        text: 'select * from pgque.receive($1, $2, $3)',
+        values: [queue, consumer, BATCH],
+        rowMode: 'array',
+      });
+      count = rows.length;
+      batch = rows[0]?.[1] ?? null;
+    }
+    if (batch === null) {
+      // receive finishes an empty window itself; a run of them means nothing is left.
+      if (++empty > 3) break;
+      continue;
+    }
+    empty = 0;
+    await client.query('select pgque.ack($1)', [batch]);
+    events += count;
+    batches++;
+  }
+  return { events, batches };
+}
+
+const deadTupleSql = `
+  select relname, n_dead_tup::int, n_tup_ins::int, n_tup_upd::int, n_tup_del::int,
+         (vacuum_count + autovacuum_count)::int as vacuums
+    from pg_catalog.pg_stat_user_tables
+   where schemaname = 'pgque'
+   order by relname`;
+
+async function deadTuples(client: pg.Client): Promise<DeadTuples[]> {
+  return (await client.query<DeadTuples>(deadTupleSql)).rows;
+}
+
+/** Asks every working backend to publish its pending statistics (PostgreSQL 15+). */
+async function flushStats(clients: pg.Client[]) {
+  for (const client of clients) {
+    await client.query('select pg_catalog.pg_stat_force_next_flush()').catch(() => {});
+  }
+}
+
+/** Reads the counters until two reads 250 ms apart agree (at most ~5 s). */
+async function settledDeadTuples(client: pg.Client): Promise<DeadTuples[]> {
+  let last = '';
+  for (let attempt = 0; attempt < 20; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const rows = await deadTuples(client);
+    const key = JSON.stringify(rows);
+    if (key === last) return rows;
+    last = key;
+  }
+  return deadTuples(client);
+}
+
+function subtract(after: DeadTuples[], before: DeadTuples[]): DeadTuples[] {
+  const base = new Map(before.map((row) => [row.relname, row]));
+  return after.map((row) => {
+    const old = base.get(row.relname);
+    if (!old) return row;
+    return {
+      relname: row.relname,
+      n_dead_tup: row.n_dead_tup - old.n_dead_tup,
+      n_tup_ins: row.n_tup_ins - old.n_tup_ins,
+      n_tup_upd: row.n_tup_upd - old.n_tup_upd,
+      n_tup_del: row.n_tup_del - old.n_tup_del,
+      vacuums: row.vacuums - old.vacuums,
+    };
+  });
+}
+
+function sum(values: number[]) {
+  return values.reduce((a, b) => a + b, 0);
+}
+
+async function main(argv = process.argv.slice(2)) {
+  const options = benchOptions(argv);
+  const sizes = options.quick ? QUICK : FULL;
+  const loadBefore = loadAverage();
+  console.log(
+    `queue-throughput: ${options.runs} run(s) per figure${options.quick ? ', quick sizes' : ''}; load ${loadBefore}`,
+  );
+  const server = await startBenchServer();
+  try {
+    const settings = await server.describe();
+    const producerUrl = await server.freshDatabase();
+    const producerCases: { mode: ProducerMode; connections: 1 | 4; events: number }[] = [
+      { mode: 'send_batch(1000)', connections: 1, events: sizes.batchEvents },
+      { mode: 'send_batch(1000)', connections: 4, events: sizes.batchEvents },
+      { mode: 'send', connections: 1, events: sizes.singleEvents[1] },
+      { mode: 'send', connections: 4, events: sizes.singleEvents[4] },
+    ];
+    const producer = [];
+    for (const c of producerCases) {
+      const runs: number[] = [];
+      for (let r = 0; r < options.runs; r++) {
+        runs.push(await produce(producerUrl, c.mode, c.connections, c.events));
+      }
+      producer.push({ ...c, runs, eventsPerSec: median(runs) });
+      console.log(`  producer ${c.mode} x${c.connections}: ${runs.join(', ')} ev/s`);
+    }
+    await server.dropDatabase(producerUrl);
+
+    const drains: DrainRun[] = [];
+    for (let r = 0; r < options.runs; r++) {
+      const run = await drainAndBloat(server, sizes.backlog);
+      drains.push(run);
+      console.log(
+        `  drain: fetch ${run.fetchEventsPerSec} ev/s, server-side ${run.serverEventsPerSec} ev/s; dead tuples: events ${run.eventDead}, metadata ${run.metadataDead} (${run.deadPerBatch.toFixed(2)}/batch)`,
+      );
+    }
+    const loadAfter = loadAverage();
+
+    const reference: Record<string, number> = {
+      'send_batch(1000) x1': 200_000,
+      'send x1': 4_000,
+      'send x4': 10_000,
+    };
+    const figures = [
+      ...producer.map((p) => ({
+        figure: `producer ${p.mode} x${p.connections}`,
+        events: p.events,
+        'ev/s (median)': p.eventsPerSec,
+        runs: p.runs.join(' / '),
+        reference: reference[`${p.mode} x${p.connections}`] ?? '',
+        ratio: ratio(p.eventsPerSec, reference[`${p.mode} x${p.connections}`]),
+      })),
+      {
+        figure: 'consumer receive+ack, rows to client',
+        events: sizes.backlog,
+        'ev/s (median)': median(drains.map((d) => d.fetchEventsPerSec)),
+        runs: drains.map((d) => d.fetchEventsPerSec).join(' / '),
+        reference: 300_000,
+        ratio: ratio(median(drains.map((d) => d.fetchEventsPerSec)), 300_000),
+      },
+      {
+        figure: 'consumer receive+ack, count server-side',
+        events: sizes.backlog,
+        'ev/s (median)': median(drains.map((d) => d.serverEventsPerSec)),
+        runs: drains.map((d) => d.serverEventsPerSec).join(' / '),
+        reference: 300_000,
+        ratio: ratio(median(drains.map((d) => d.serverEventsPerSec)), 300_000),
+      },
+    ];
+    printTable(
+      'Throughput (events/s; reference = upstream PgQue 0.2 on a similar machine)',
+      figures,
+    );
+    printTable(
+      `Bloat after ${sizes.backlog.toLocaleString('en-US')} events sent, ticked, consumed by 2 consumers in ${BATCH}-event batches`,
+      drains.map((d, i) => ({
+        run: i + 1,
+        'batches (both consumers)': d.batches,
+        'event-table dead': d.eventDead,
+        'metadata dead': d.metadataDead,
+        'dead per batch': d.deadPerBatch,
+        reference: 2,
+        'vacuumed meanwhile': d.vacuumed.join(', ') || '-',
+      })),
+    );
+    const lastRun = drains[drains.length - 1];
+    if (lastRun) {
+      printTable(
+        'Per table, last run (deltas of pg_stat_user_tables)',
+        lastRun.tables.map((t) => ({
+          table: `pgque.${t.relname}`,
+          inserted: t.n_tup_ins,
+          updated: t.n_tup_upd,
+          deleted: t.n_tup_del,
+          dead: t.n_dead_tup,
+        })),
+      );
+    }
+    console.log(`\nload average: before ${loadBefore}, after ${loadAfter}`);
+    writeResult('queue-throughput', {
+      benchmark: 'queue-throughput',
+      takenAt: new Date().toISOString(),
+      quick: options.quick,
+      runsPerFigure: options.runs,
+      machine: machine(),
+      loadAverage: { before: loadBefore, after: loadAfter },
+      postgres: { embedded: server.embedded, ...settings },
+      sizes,
+      figures,
+      producer,
+      drain: drains,
+    });
+  } finally {
+    await server.close();
+  }
+}
+
+function ratio(value: number, reference: number | undefined): number | string {
+  return reference ? Math.round((value / reference) * 100) / 100 : '';
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});

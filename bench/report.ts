@@ -1,0 +1,111 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const resultsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
+
+/** Options every benchmark takes: `--quick` (small sizes, a smoke run) and `--runs N`. */
+export interface BenchOptions {
+  quick: boolean;
+  runs: number;
+}
+
+export function benchOptions(argv = process.argv.slice(2)): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: { quick: { type: 'boolean', default: false }, runs: { type: 'string' } },
+    allowPositionals: true,
+  });
+  const runs = values.runs === undefined ? 3 : Number(values.runs);
+  if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer`);
+  return { quick: values.quick ?? false, runs };
+}
+
+export function median(values: number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/** The machine and its load, recorded next to every set of figures. */
+export function machine(): Record<string, unknown> {
+  const cpus = os.cpus();
+  return {
+    hostname: os.hostname(),
+    cpus: cpus.length,
+    cpuModel: cpus[0]?.model ?? 'unknown',
+    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    loadAverage: os.loadavg().map((load) => Math.round(load * 100) / 100),
+    node: process.version,
+  };
+}
+
+export function loadAverage(): string {
+  return os
+    .loadavg()
+    .map((load) => load.toFixed(2))
+    .join(' ');
+}
+
+/** Prints rows as an aligned text table; numbers are right-aligned. */
+export function printTable(title: string, rows: Record<string, string | number>[]): void {
+  console.log(`\n${title}`);
+  if (rows.length === 0) {
+    console.log('  (no rows)');
+    return;
+  }
+  const columns = Object.keys(rows[0] as object);
+  const cells = rows.map((row) => columns.map((column) => formatCell(row[column])));
+  const widths = columns.map((column, i) =>
+    Math.max(column.length, ...cells.map((line) => (line[i] as string).length)),
+  );
+  const numeric = columns.map((column) => rows.every((row) => typeof row[column] === 'number'));
+  const line = (values: string[]) =>
+    `  ${values
+      .map((value, i) =>
+        numeric[i] ? value.padStart(widths[i] as number) : value.padEnd(widths[i] as number),
+      )
+      .join('  ')}`;
+  console.log(line(columns));
+  console.log(line(widths.map((width) => '-'.repeat(width))));
+  for (const values of cells) console.log(line(values));
+}
+
+function formatCell(value: string | number | undefined): string {
+  if (value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (!Number.isFinite(value)) return String(value);
+  if (Number.isInteger(value)) return value.toLocaleString('en-US');
+  if (Math.abs(value) >= 100) return Math.round(value).toLocaleString('en-US');
+  return value.toFixed(2);
+}
+
+/** Writes bench/results/<name>.json and says where. */
+export function writeResult(name: string, data: Record<string, unknown>): string {
+  mkdirSync(resultsDir, { recursive: true });
+  const file = path.join(resultsDir, `${name}.json`);
+  writeFileSync(file, `${JSON.stringify(data, null, 2)}\n`);
+  console.log(`\nwrote ${path.relative(process.cwd(), file)}`);
+  return file;
+}
+
+/** Events per second, rounded to a whole number. */
+export function rate(events: number, millis: number): number {
+  return Math.round((events * 1000) / millis);
+}
+
+/** A ~200-byte JSON payload, the size the issue's producer figures are quoted for. */
+export function payload(i: number): string {
+  const head = JSON.stringify({
+    ticket_id: 100000 + i,
+    kind: 'resolution',
+    due_at: '2025-01-31T17:00:00.000Z',
+    note: '',
+  });
+  return head.replace('"note":""', `"note":"${'x'.repeat(200 - head.length)}"`);
+}

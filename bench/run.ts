@@ -1,0 +1,49 @@
+/**
+ * Runs the benchmarks, each in its own process with its own PostgreSQL, one after another.
+ *
+ *   npm run bench                          every benchmark
+ *   npm run bench -- coop-scaling          one (or several) by name
+ *   npm run bench -- --quick --runs 1      options are passed to each benchmark
+ *
+ * Results: a table on stdout and bench/results/<name>.json per benchmark.
+ * DATABASE_URL measures another server; BENCH_PREINSTALLED=1 also skips installing our
+ * engine there (see bench/database.ts).
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const BENCHMARKS = ['queue-throughput', 'coop-scaling', 'latency'];
+
+const args = process.argv.slice(2);
+const names = args.filter((arg) => BENCHMARKS.includes(arg));
+const unknown = args.filter(
+  (arg) => !arg.startsWith('-') && !/^\d+$/.test(arg) && !BENCHMARKS.includes(arg),
+);
+if (unknown.length > 0) {
+  console.error(`unknown benchmark: ${unknown.join(', ')} (known: ${BENCHMARKS.join(', ')})`);
+  process.exit(2);
+}
+const options = args.filter((arg) => !BENCHMARKS.includes(arg));
+const selected = names.length > 0 ? names : BENCHMARKS;
+
+let failed = 0;
+for (const name of selected) {
+  const script = path.join(here, `${name}.ts`);
+  if (!existsSync(script)) {
+    console.log(`\n== ${name}: not written yet (bench/${name}.ts), skipped`);
+    continue;
+  }
+  console.log(`\n== ${name}`);
+  const result = spawnSync(process.execPath, ['--import', 'tsx', script, ...options], {
+    cwd: path.resolve(here, '..'),
+    stdio: 'inherit',
+  });
+  if (result.status !== 0) {
+    failed++;
+    console.error(`== ${name} failed (${result.status ?? result.signal})`);
+  }
+}
+process.exit(failed ? 1 : 0);
