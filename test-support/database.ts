@@ -13,13 +13,18 @@ export interface TestDatabase {
 
 /**
  * Clones a fresh database for the calling test file from the run's template
- * (`pgque` already installed) or an empty one, and drops it after the file's tests.
+ * (`pgque` already installed; `stega`: fully migrated application) or an empty one, and drops it after the file's tests.
  */
 export async function createTestDatabase(
-  options: { template?: 'pgque' | 'empty' } = {},
+  options: { template?: 'pgque' | 'stega' | 'empty' } = {},
 ): Promise<TestDatabase> {
   const adminUrl = inject('adminUrl');
-  const template = options.template === 'empty' ? 'template0' : inject('pgqueTemplate');
+  const template =
+    options.template === 'empty'
+      ? 'template0'
+      : options.template === 'stega'
+        ? inject('stegaTemplate')
+        : inject('pgqueTemplate');
   const name = `t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();

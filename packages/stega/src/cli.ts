@@ -4,6 +4,7 @@ import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
 import { createLogger } from './log.js';
 import { requireDatabaseUrl, serveEmbeddedDatabase } from './processes/database.js';
+import { startJobs } from './processes/jobs.js';
 import { stopAll, untilSignal } from './processes/service.js';
 import { runStart } from './processes/start.js';
 import { startWeb } from './processes/web.js';
@@ -57,6 +58,20 @@ export function buildProgram(): Command {
       const web = await startWeb(config, pool, logger);
       await untilSignal();
       await stopAll([{ name: 'pool', stop: () => pool.end() }, web], 15_000, (name, err) =>
+        logger.error({ err, service: name }, 'did not stop cleanly'),
+      );
+    });
+
+  program
+    .command('jobs')
+    .description('run the job runner: check_sla_breaches every minute, the weekly activity report')
+    .action(async () => {
+      const config = loadConfig();
+      const logger = createLogger(config.logLevel, 'jobs');
+      const pool = createPool(requireDatabaseUrl(config, 'jobs'));
+      const jobs = await startJobs(config, pool, logger);
+      await untilSignal();
+      await stopAll([{ name: 'pool', stop: () => pool.end() }, jobs], 15_000, (name, err) =>
         logger.error({ err, service: name }, 'did not stop cleanly'),
       );
     });

@@ -3,6 +3,7 @@ import { migrate } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
 import type { Logger } from '../log.js';
 import { resolveDatabase } from './database.js';
+import { startJobs } from './jobs.js';
 import { type RunningService, stopAll, untilSignal } from './service.js';
 import { startWeb } from './web.js';
 
@@ -32,6 +33,7 @@ export async function runStart(
     await migrate(pool, { coopPageSize: config.coopPageSize });
     logger.info('database migrated');
 
+    services.push(await startJobs(config, pool, logger.child({ service: 'jobs' })));
     const web = await startWeb(config, pool, logger.child({ service: 'web' }));
     services.push(web);
     if (options.demo) logger.info('demo mode requested');

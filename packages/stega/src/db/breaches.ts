@@ -1,0 +1,115 @@
+import type { Queryable } from '@stega/pgque';
+import { EVENT_TYPES, EVENT_VERSION } from '../events.js';
+import { NOTIFICATIONS_QUEUE } from './migrate.js';
+
+/** The payload columns shared by breach and warning events, built in SQL from one ticket. */
+const ALERT_PAYLOAD = `
+  'version', ${EVENT_VERSION},
+  'ticket_id', t.id,
+  'kind', a.kind,
+  'due_at', to_char(a.due_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+  'detected_at', to_char(a.detected_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+  'subject', t.subject,
+  'priority', t.priority,
+  'assignee', case when ag.id is null then null
+                   else jsonb_build_object('id', ag.id, 'name', ag.name, 'email', ag.email) end,
+  'requester', jsonb_build_object('name', t.requester_name, 'email', t.requester_email, 'org', t.requester_org)`;
+
+/**
+ * Records every breach due at `now` that is not recorded yet and publishes its
+ * ticket.sla_breached event, in the caller's transaction: the row and its event commit
+ * together or not at all. The unique (ticket, kind, due_at) key makes overlapping runs
+ * publish each breach once (a concurrent run waits on the key, then skips it).
+ * Returns the breaches recorded by this call, at most `limit`.
+ */
+export async function breachRecordDue(
+  db: Queryable,
+  now: Date,
+  limit: number,
+): Promise<{ id: number; ticketId: number }[]> {
+  const { rows } = await db.query(
+    `with due as (
+       select c.ticket_id, c.kind, c.due_at
+         from stega.sla_clocks c
+         join stega.tickets t on t.id = c.ticket_id
+        where c.stopped_at is null and c.paused_since is null and c.due_at <= $1
+          and t.status in ('open', 'in_progress')
+          and not exists (select 1 from stega.sla_breaches b
+                           where b.ticket_id = c.ticket_id and b.kind = c.kind and b.due_at = c.due_at)
+        order by c.due_at
+        limit $2),
+     a as (
+       insert into stega.sla_breaches (ticket_id, kind, due_at, detected_at)
+       select ticket_id, kind, due_at, $1 from due
+       on conflict (ticket_id, kind, due_at) do nothing
+       returning id, ticket_id, kind, due_at, detected_at),
+     sent as (
+       select a.id, a.ticket_id,
+              pgque.send($3::text, $4::text, jsonb_build_object('breach_id', a.id, ${ALERT_PAYLOAD})) as event_id
+         from a
+         join stega.tickets t on t.id = a.ticket_id
+         left join stega.agents ag on ag.id = t.assignee_id)
+     select id, ticket_id, event_id from sent`,
+    [now, limit, NOTIFICATIONS_QUEUE, EVENT_TYPES.slaBreached],
+  );
+  await eventIdsRecord(db, 'stega.sla_breaches', rows);
+  return rows.map((row) => ({ id: Number(row.id), ticketId: Number(row.ticket_id) }));
+}
+
+/**
+ * Records and publishes ticket.sla_warning for running clocks past their warning instant
+ * but not yet due, once per (ticket, kind, due_at). Same transaction rules as breaches.
+ */
+export async function warningRecordDue(
+  db: Queryable,
+  now: Date,
+  limit: number,
+): Promise<{ id: number; ticketId: number }[]> {
+  const { rows } = await db.query(
+    `with due as (
+       select c.ticket_id, c.kind, c.due_at,
+              round(extract(epoch from ($1::timestamptz - c.started_at))
+                    / nullif(extract(epoch from (c.due_at - c.started_at)), 0), 3) as share
+         from stega.sla_clocks c
+         join stega.tickets t on t.id = c.ticket_id
+        where c.stopped_at is null and c.paused_since is null
+          and c.warn_at <= $1 and c.due_at > $1
+          and t.status in ('open', 'in_progress')
+          and not exists (select 1 from stega.sla_warnings w
+                           where w.ticket_id = c.ticket_id and w.kind = c.kind and w.due_at = c.due_at)
+        order by c.warn_at
+        limit $2),
+     a as (
+       insert into stega.sla_warnings (ticket_id, kind, due_at, detected_at, elapsed_share)
+       select ticket_id, kind, due_at, $1, coalesce(share, 0) from due
+       on conflict (ticket_id, kind, due_at) do nothing
+       returning id, ticket_id, kind, due_at, detected_at, elapsed_share),
+     sent as (
+       select a.id, a.ticket_id,
+              pgque.send($3::text, $4::text, jsonb_build_object(
+                'warning_id', a.id, 'elapsed_share', a.elapsed_share, ${ALERT_PAYLOAD})) as event_id
+         from a
+         join stega.tickets t on t.id = a.ticket_id
+         left join stega.agents ag on ag.id = t.assignee_id)
+     select id, ticket_id, event_id from sent`,
+    [now, limit, NOTIFICATIONS_QUEUE, EVENT_TYPES.slaWarning],
+  );
+  await eventIdsRecord(db, 'stega.sla_warnings', rows);
+  return rows.map((row) => ({ id: Number(row.id), ticketId: Number(row.ticket_id) }));
+}
+
+/** Stores the queue event id on the alert rows just inserted (a second statement: rows a
+ * data-modifying CTE inserts are invisible to the rest of its own statement). */
+async function eventIdsRecord(
+  db: Queryable,
+  table: 'stega.sla_breaches' | 'stega.sla_warnings',
+  rows: Record<string, unknown>[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db.query(
+    `update ${table} a set event_id = v.event_id
+       from unnest($1::bigint[], $2::bigint[]) as v(id, event_id)
+      where a.id = v.id`,
+    [rows.map((row) => String(row.id)), rows.map((row) => String(row.event_id))],
+  );
+}

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+/**
+ * Contracts of the events Stega publishes on queue stega.notifications. Every payload is
+ * JSON with a `version`; consumers validate it and dead-letter what does not match.
+ */
+export const EVENT_VERSION = 1;
+
+const slaKind = z.enum(['first_response', 'resolution']);
+const priority = z.enum(['urgent', 'high', 'normal', 'low']);
+const isoTime = z.iso.datetime({ offset: true });
+const person = z.object({ name: z.string(), email: z.string() });
+
+const alertFields = {
+  version: z.literal(EVENT_VERSION),
+  ticket_id: z.number().int().positive(),
+  kind: slaKind,
+  due_at: isoTime,
+  detected_at: isoTime,
+  subject: z.string(),
+  priority,
+  assignee: person.extend({ id: z.number().int().positive() }).nullable(),
+  requester: person.extend({ org: z.string().nullable() }),
+};
+
+export const slaBreachedEvent = z.object({
+  ...alertFields,
+  breach_id: z.number().int().positive(),
+});
+export type SlaBreachedEvent = z.infer<typeof slaBreachedEvent>;
+
+export const slaWarningEvent = z.object({
+  ...alertFields,
+  warning_id: z.number().int().positive(),
+  elapsed_share: z.number().min(0),
+});
+export type SlaWarningEvent = z.infer<typeof slaWarningEvent>;
+
+export const activityReportEvent = z.object({
+  version: z.literal(EVENT_VERSION),
+  report_id: z.number().int().positive(),
+  period_start: isoTime,
+  period_end: isoTime,
+  time_zone: z.string(),
+  created: z.number().int().min(0),
+  resolved: z.number().int().min(0),
+  breached: z.number().int().min(0),
+  median_first_response_minutes: z.number().nullable(),
+});
+export type ActivityReportEvent = z.infer<typeof activityReportEvent>;
+
+export const EVENT_TYPES = {
+  slaBreached: 'ticket.sla_breached',
+  slaWarning: 'ticket.sla_warning',
+  activityReport: 'report.activity_generated',
+} as const;

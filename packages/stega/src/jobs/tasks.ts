@@ -1,0 +1,63 @@
+import type { TaskList } from 'graphile-worker';
+import type pg from 'pg';
+import { z } from 'zod';
+import type { Logger } from '../log.js';
+import { checkSlaBreaches } from './check-sla-breaches.js';
+import { generateActivityReport, generateWeeklyReportIfDue } from './generate-activity-report.js';
+import { trailingWeek } from './report-period.js';
+
+export interface TaskDeps {
+  pool: pg.Pool;
+  logger: Logger;
+  timeZone: string;
+  /** The current time; injected so tests can move it. */
+  now: () => Date;
+}
+
+const reportPayload = z
+  .object({
+    period_start: z.iso.datetime({ offset: true }).optional(),
+    period_end: z.iso.datetime({ offset: true }).optional(),
+  })
+  .refine((p) => (p.period_start === undefined) === (p.period_end === undefined), {
+    message: 'period_start and period_end go together',
+  })
+  .refine((p) => !p.period_start || !p.period_end || p.period_start < p.period_end, {
+    message: 'period_start must be before period_end',
+  });
+
+/** The jobs Stega runs on graphile-worker (the role Minion had in the original design). */
+export function stegaTasks(deps: TaskDeps): TaskList {
+  return {
+    check_sla_breaches: async () => {
+      const result = await checkSlaBreaches(deps.pool, deps.now());
+      if (result.breaches || result.warnings) deps.logger.info(result, 'SLA alerts published');
+    },
+    weekly_activity_report: async () => {
+      const id = await generateWeeklyReportIfDue(deps.pool, deps.now(), deps.timeZone);
+      if (id !== null) deps.logger.info({ reportId: id }, 'weekly activity report generated');
+    },
+    generate_activity_report: async (payload) => {
+      const parsed = reportPayload.parse(payload ?? {});
+      const period =
+        parsed.period_start && parsed.period_end
+          ? {
+              start: new Date(parsed.period_start),
+              end: new Date(parsed.period_end),
+              timeZone: deps.timeZone,
+            }
+          : trailingWeek(deps.now(), deps.timeZone);
+      const id = await generateActivityReport(deps.pool, period);
+      deps.logger.info(
+        { reportId: id },
+        id === null ? 'period already reported' : 'activity report generated',
+      );
+    },
+  };
+}
+
+/** Every minute: detection, and the weekly report check (its own wall-clock logic). */
+export const STEGA_CRONTAB = [
+  '* * * * * check_sla_breaches ?fill=10m&max=1',
+  '* * * * * weekly_activity_report ?max=3',
+].join('\n');

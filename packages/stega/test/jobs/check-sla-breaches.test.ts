@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../../../../test-support/database.js';
+import { breachRecordDue } from '../../src/db/breaches.js';
+import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
+import { createPool } from '../../src/db/pool.js';
+import { slaBreachedEvent, slaWarningEvent } from '../../src/events.js';
+import { checkSlaBreaches } from '../../src/jobs/check-sla-breaches.js';
+import {
+  agentInsert,
+  calendarInsert24x7,
+  publishedEvents,
+  ticketInsertWithClocks,
+} from '../support/fixtures.js';
+
+const minute = 60_000;
+
+describe('check_sla_breaches', async () => {
+  const db = await createTestDatabase({ template: 'stega' });
+  const calendarId = await calendarInsert24x7(db.pool);
+  const agentId = await agentInsert(db.pool, 'Bruno Costa');
+
+  it('publishes each breach once when two runs overlap, with a valid payload', async () => {
+    const now = new Date('2026-03-02T12:00:00Z');
+    const tickets: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      tickets.push(
+        await ticketInsertWithClocks(db.pool, {
+          calendarId,
+          assigneeId: i % 2 ? agentId : null,
+          startedAt: new Date(now.getTime() - 120 * minute),
+          firstResponseDue: new Date(now.getTime() - 60 * minute),
+          resolutionDue: new Date(now.getTime() + 600 * minute),
+        }),
+      );
+    }
+    const poolA = createPool(db.url, 2);
+    const poolB = createPool(db.url, 2);
+    try {
+      const [a, b] = await Promise.all([
+        checkSlaBreaches(poolA, now),
+        checkSlaBreaches(poolB, now),
+      ]);
+      expect(a.breaches + b.breaches).toBe(30);
+      const again = await checkSlaBreaches(poolA, new Date(now.getTime() + minute));
+      expect(again.breaches).toBe(0);
+    } finally {
+      await poolA.end();
+      await poolB.end();
+    }
+
+    const rows = await db.pool.query(
+      "select ticket_id, count(*)::int as n from stega.sla_breaches where kind = 'first_response' group by ticket_id",
+    );
+    expect(rows.rows).toHaveLength(30);
+    expect(rows.rows.every((row) => row.n === 1)).toBe(true);
+
+    const events = await publishedEvents(db.pool, NOTIFICATIONS_QUEUE, 'ticket.sla_breached');
+    expect(events).toHaveLength(30);
+    const parsed = events.map((event) => slaBreachedEvent.parse(event));
+    expect(new Set(parsed.map((event) => event.ticket_id))).toEqual(new Set(tickets));
+    expect(parsed.every((event) => event.kind === 'first_response')).toBe(true);
+    expect(parsed.filter((event) => event.assignee?.name === 'Bruno Costa')).toHaveLength(15);
+  });
+
+  it('publishes a warning once when the share of the target has elapsed, and none for paused clocks', async () => {
+    const now = new Date('2026-03-03T12:00:00Z');
+    const warned = await ticketInsertWithClocks(db.pool, {
+      calendarId,
+      startedAt: new Date(now.getTime() - 85 * minute),
+      firstResponseDue: new Date(now.getTime() + 15 * minute),
+      resolutionDue: new Date(now.getTime() + 1000 * minute),
+    });
+    const waiting = await ticketInsertWithClocks(db.pool, {
+      calendarId,
+      status: 'waiting',
+      startedAt: new Date(now.getTime() - 85 * minute),
+      firstResponseDue: new Date(now.getTime() + 15 * minute),
+      resolutionDue: new Date(now.getTime() + 1000 * minute),
+    });
+    await db.pool.query('update stega.sla_clocks set paused_since = $2 where ticket_id = $1', [
+      waiting,
+      now,
+    ]);
+
+    const first = await checkSlaBreaches(db.pool, now);
+    const second = await checkSlaBreaches(db.pool, now);
+    expect(first.warnings).toBe(1);
+    expect(second.warnings).toBe(0);
+    const events = (await publishedEvents(db.pool, NOTIFICATIONS_QUEUE, 'ticket.sla_warning')).map(
+      (event) => slaWarningEvent.parse(event),
+    );
+    expect(events.map((event) => event.ticket_id)).toEqual([warned]);
+    expect(events[0]?.elapsed_share).toBeCloseTo(0.85, 2);
+  });
+
+  it('never leaves a breach row without its event: both roll back together', async () => {
+    const now = new Date('2026-03-04T12:00:00Z');
+    const ticketId = await ticketInsertWithClocks(db.pool, {
+      calendarId,
+      startedAt: new Date(now.getTime() - 30 * minute),
+      firstResponseDue: new Date(now.getTime() - 10 * minute),
+      resolutionDue: new Date(now.getTime() + 100 * minute),
+    });
+    const before = (await publishedEvents(db.pool, NOTIFICATIONS_QUEUE, 'ticket.sla_breached'))
+      .length;
+    const client = await db.pool.connect();
+    try {
+      await client.query('begin');
+      const recorded = await breachRecordDue(client, now, 100);
+      expect(recorded.map((row) => row.ticketId)).toContain(ticketId);
+      await client.query('rollback');
+    } finally {
+      client.release();
+    }
+    const rows = await db.pool.query('select 1 from stega.sla_breaches where ticket_id = $1', [
+      ticketId,
+    ]);
+    expect(rows.rowCount).toBe(0);
+    expect(await publishedEvents(db.pool, NOTIFICATIONS_QUEUE, 'ticket.sla_breached')).toHaveLength(
+      before,
+    );
+  });
+});
