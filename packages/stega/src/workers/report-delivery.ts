@@ -1,0 +1,81 @@
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+import type { EmailSender } from '../channels/email.js';
+import { postWebhook } from '../channels/webhook.js';
+import { type DeliveryContext, deliverOnce } from '../db/delivery-ledger.js';
+import { type ActivityReportEvent, EVENT_TYPES } from '../events.js';
+
+export interface ReportDeliveryDeps {
+  pool: pg.Pool;
+  email: EmailSender;
+  recipients: string[];
+  webhook: { url: string; secret: string | undefined } | undefined;
+  webhookTimeoutMs: number;
+  publicUrl: string;
+}
+
+const shortHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 12);
+
+function reportText(report: ActivityReportEvent): { subject: string; text: string } {
+  const day = (iso: string) => iso.slice(0, 10);
+  return {
+    subject: `[Stega] Activity report ${day(report.period_start)} – ${day(report.period_end)}`,
+    text: [
+      `Activity from ${report.period_start} to ${report.period_end} (${report.time_zone}):`,
+      `  tickets created:          ${report.created}`,
+      `  tickets resolved:         ${report.resolved}`,
+      `  SLA breaches:             ${report.breached}`,
+      `  median first response:    ${report.median_first_response_minutes === null ? 'n/a' : `${report.median_first_response_minutes} min`}`,
+    ].join('\n'),
+  };
+}
+
+/** Delivers a weekly report by email to the configured recipients and to the report webhook, each once. */
+export async function deliverReport(
+  deps: ReportDeliveryDeps,
+  report: ActivityReportEvent,
+  context: DeliveryContext,
+): Promise<void> {
+  const { subject, text } = reportText(report);
+  let firstError: unknown;
+  const attempt = async (
+    channel: 'email' | 'webhook',
+    recipient: string,
+    send: () => Promise<void>,
+  ) => {
+    try {
+      await deliverOnce(
+        deps.pool,
+        { table: 'report', reportId: report.report_id, channel, recipient },
+        context,
+        send,
+      );
+    } catch (error) {
+      firstError ??= error;
+    }
+  };
+  for (const to of deps.recipients) {
+    await attempt('email', to, () =>
+      deps.email.send({
+        to,
+        subject,
+        text: `${text}\n\n${deps.publicUrl}/reports/${report.report_id}\n`,
+        messageId: `<report-${report.report_id}-${shortHash(to)}@stega>`,
+      }),
+    );
+  }
+  const hook = deps.webhook;
+  if (hook) {
+    await attempt('webhook', hook.url, () =>
+      postWebhook({
+        url: hook.url,
+        secret: hook.secret,
+        idempotencyKey: `stega-report-${report.report_id}-${shortHash(hook.url)}`,
+        eventType: EVENT_TYPES.activityReport,
+        body: { type: EVENT_TYPES.activityReport, data: report },
+        timeoutMs: deps.webhookTimeoutMs,
+      }),
+    );
+  }
+  if (firstError !== undefined) throw firstError;
+}
