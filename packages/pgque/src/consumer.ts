@@ -1,0 +1,39 @@
+import type { Client } from './client.js';
+import { ConsumerLoop, type ConsumerOptions } from './consumer-loop.js';
+import type { Message } from './message.js';
+import { MAX_INT4 } from './validation.js';
+
+export type { ConsumerOptions } from './consumer-loop.js';
+
+export interface NormalConsumerOptions extends ConsumerOptions {
+  /** Subscribe the consumer on start (idempotent). Default true. */
+  subscribe?: boolean;
+}
+
+/**
+ * A normal consumer: one logical reader of a queue. Every process using the same name
+ * sees the same batches, so run one per name (use `CoopConsumer` to split the work).
+ *
+ *     const consumer = pgque.newConsumer('orders', 'mailer')
+ *       .handle('order.paid', OrderPaid, async (event) => sendReceipt(event.payload));
+ *     await consumer.start(shutdownSignal);
+ *
+ * The whole batch is always read (max_return 2^31−1) and handled before it is acked.
+ * It stays subscribed after stop, so events keep accumulating for its next start.
+ */
+export class Consumer extends ConsumerLoop {
+  private readonly subscribeOnStart: boolean;
+
+  constructor(client: Client, queue: string, name: string, options: NormalConsumerOptions = {}) {
+    super(client, queue, name, options);
+    this.subscribeOnStart = options.subscribe ?? true;
+  }
+
+  protected async register(): Promise<void> {
+    if (this.subscribeOnStart) await this.client.subscribe(this.queue, this.name);
+  }
+
+  protected fetch(): Promise<Message[]> {
+    return this.client.receive(this.queue, this.name, { maxMessages: MAX_INT4 });
+  }
+}
