@@ -1,5 +1,6 @@
 -- insert_event_bulk: many events of one type in one INSERT … SELECT. Internal: only the
 -- owner may call it; send_batch is the public door.
+-- The current table is chosen after the xid is taken, as in insert_event_raw.
 -- params: queue, type, payloads (a NULL element stores NULL data).
 -- returns: event ids aligned with the input positions. tables: pgque.event_<id>_<cur>.
 create or replace function pgque.insert_event_bulk(queue_name text, ev_type text, ev_data_list text[])
@@ -12,10 +13,19 @@ declare
   q record;
   ids bigint[];
 begin
-  select queue_data_pfx, queue_cur_table, queue_event_seq, queue_disable_insert
-    into q
-    from pgque.queue
-   where pgque.queue.queue_name = insert_event_bulk.queue_name;
+  perform pg_catalog.pg_current_xact_id();
+  if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
+    select queue_data_pfx, queue_cur_table, queue_event_seq, queue_disable_insert
+      into q
+      from pgque.queue
+     where pgque.queue.queue_name = insert_event_bulk.queue_name;
+  else
+    select queue_data_pfx, queue_cur_table, queue_event_seq, queue_disable_insert
+      into q
+      from pgque.queue
+     where pgque.queue.queue_name = insert_event_bulk.queue_name
+       for key share;
+  end if;
   if not found then
     raise exception 'queue not found: %', insert_event_bulk.queue_name;
   end if;

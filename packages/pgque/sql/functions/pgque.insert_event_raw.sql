@@ -1,6 +1,10 @@
 -- insert_event_raw: the one row-at-a-time write path into a queue's current table.
 -- It always draws from the id sequence, even when ev_id is given (a retry), so the
 -- ticker sees activity and closes a tick for moved retries too.
+-- The current table is read only once the transaction has its xid: rotation relies on
+-- every writer's table choice postdating its xid (see maint_rotate_tables_step1).
+-- Outside READ COMMITTED the queue row is key-share locked, so a snapshot older than a
+-- rotation fails with a serialization error instead of writing to a stale table.
 -- params: queue, ev_id (NULL: next id), ev_time, owner (NULL: every consumer), retry
 -- count, type, data, extras. returns: the event id. tables: pgque.event_<id>_<cur>.
 create or replace function pgque.insert_event_raw(
@@ -15,10 +19,19 @@ declare
   q record;
   drawn bigint;
 begin
-  select queue_data_pfx, queue_cur_table, queue_event_seq, queue_disable_insert
-    into q
-    from pgque.queue
-   where pgque.queue.queue_name = insert_event_raw.queue_name;
+  perform pg_catalog.pg_current_xact_id();
+  if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
+    select queue_data_pfx, queue_cur_table, queue_event_seq, queue_disable_insert
+      into q
+      from pgque.queue
+     where pgque.queue.queue_name = insert_event_raw.queue_name;
+  else
+    select queue_data_pfx, queue_cur_table, queue_event_seq, queue_disable_insert
+      into q
+      from pgque.queue
+     where pgque.queue.queue_name = insert_event_raw.queue_name
+       for key share;
+  end if;
   if not found then
     raise exception 'queue not found: %', insert_event_raw.queue_name;
   end if;

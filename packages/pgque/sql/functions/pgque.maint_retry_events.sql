@@ -1,6 +1,7 @@
 -- maint_retry_events: move every due retry back into its queue (same ev_id, same owner,
 -- so only the nacking subscription sees it again), in chunks of 1,000 until none is due.
--- One mover at a time; producers and nacks are not blocked.
+-- One mover at a time; producers and nacks are not blocked. As for any writer, the
+-- current tables are read after the xid is taken, and the queue rows key-share locked.
 -- returns: events moved. tables: retry_queue, pgque.event_<id>_<cur>.
 create or replace function pgque.maint_retry_events()
 returns integer
@@ -14,9 +15,12 @@ declare
   moved int := 0;
 begin
   lock table pgque.retry_queue in share update exclusive mode;
+  perform pg_catalog.pg_current_xact_id();
   for q in
     select * from pgque.queue
      where queue_id in (select ev_queue from pgque.retry_queue where ev_retry_after <= pg_catalog.now())
+     order by queue_id
+       for key share
   loop
     loop
       execute pg_catalog.format(

@@ -1,6 +1,9 @@
 -- maint_rotate_tables_step1: switch the queue to its next (oldest) event table and
 -- TRUNCATE it, once the rotation period has passed and no cursor can still need that
 -- table: the slowest subscription's tick must postdate the previous switch (step2).
+-- With no subscription, no running transaction may predate step2 instead: a writer
+-- still open could otherwise be left two tables behind for a later subscriber.
+-- Skipped, never waited for, while a writer outside READ COMMITTED holds the queue row.
 -- Ticks older than the previous switch are deleted with it.
 -- params: queue name. returns: 0. tables: queue, tick, pgque.event_<id>_<n>.
 create or replace function pgque.maint_rotate_tables_step1(i_queue_name text)
@@ -21,7 +24,7 @@ begin
      and queue_rotation_period is not null
      and queue_switch_step2 is not null
      and queue_switch_time + queue_rotation_period < pg_catalog.now()
-     for update;
+     for update skip locked;
   if not found then
     return 0;
   end if;
@@ -36,9 +39,11 @@ begin
     if not found then
       raise exception 'queue % maint failure: tick % not found', i_queue_name, lowest_tick;
     end if;
-    if lowest_xmin <= q.queue_switch_step2 then
-      return 0;
-    end if;
+  else
+    lowest_xmin := pg_catalog.pg_snapshot_xmin(pg_catalog.pg_current_snapshot())::text::bigint;
+  end if;
+  if lowest_xmin <= q.queue_switch_step2 then
+    return 0;
   end if;
 
   next_table := (q.queue_cur_table + 1) % q.queue_ntables;

@@ -1,0 +1,189 @@
+// Shared helpers for the engine tests. Every call here is its own autocommit statement
+// unless a client inside BEGIN is passed, so send, tick and receive are separate
+// committed transactions by default, as the snapshot rule requires.
+import pg from 'pg';
+import { expect } from 'vitest';
+
+export type Db = pg.Pool | pg.Client | pg.PoolClient;
+
+export interface Message {
+  msg_id: string;
+  batch_id: string;
+  type: string | null;
+  payload: string | null;
+  retry_count: number | null;
+  created_at: Date;
+  extra1: string | null;
+  extra2: string | null;
+  extra3: string | null;
+  extra4: string | null;
+}
+
+/** The single value of a one-row, one-column query. */
+export async function value<T = unknown>(db: Db, text: string, values: unknown[] = []): Promise<T> {
+  const { rows } = await db.query(text, values);
+  const row = rows[0] as Record<string, unknown> | undefined;
+  if (!row) throw new Error(`no row from: ${text}`);
+  return Object.values(row)[0] as T;
+}
+
+export async function createQueue(db: Db, queue: string): Promise<void> {
+  await db.query('select pgque.create_queue($1)', [queue]);
+}
+
+export async function config(db: Db, queue: string, param: string, v: string | null) {
+  await db.query('select pgque.set_queue_config($1, $2, $3)', [queue, param, v]);
+}
+
+export async function subscribe(db: Db, queue: string, consumer: string): Promise<number> {
+  return value<number>(db, 'select pgque.subscribe($1, $2)', [queue, consumer]);
+}
+
+/** send(queue, type, payload::text); returns the event id. */
+export async function send(db: Db, queue: string, payload: string, type = 'default') {
+  return value<string>(db, 'select pgque.send($1, $2, $3::text)', [queue, type, payload]);
+}
+
+export async function sendBatch(db: Db, queue: string, payloads: string[], type = 'default') {
+  return value<string[]>(db, 'select pgque.send_batch($1, $2, $3::text[])', [
+    queue,
+    type,
+    payloads,
+  ]);
+}
+
+/** ticker(queue): the new tick id, or null when the thresholds say "not yet". */
+export async function ticker(db: Db, queue: string): Promise<string | null> {
+  return value<string | null>(db, 'select pgque.ticker($1)', [queue]);
+}
+
+/** A tick that is certain to happen: force_next_tick, then ticker, in two transactions. */
+export async function tick(db: Db, queue: string): Promise<string> {
+  await db.query('select pgque.force_next_tick($1)', [queue]);
+  const id = await ticker(db, queue);
+  if (id === null) throw new Error(`forced tick on ${queue} did not tick`);
+  return id;
+}
+
+export async function receive(
+  db: Db,
+  queue: string,
+  consumer: string,
+  max: number | null = null,
+): Promise<Message[]> {
+  const { rows } = await db.query('select * from pgque.receive($1, $2, $3)', [
+    queue,
+    consumer,
+    max,
+  ]);
+  return rows as Message[];
+}
+
+export async function ack(db: Db, batchId: string | number): Promise<number> {
+  return value<number>(db, 'select pgque.ack($1)', [batchId]);
+}
+
+/** receive then ack: the payloads of the consumer's next batch (empty when none). */
+export async function consume(db: Db, queue: string, consumer: string): Promise<Message[]> {
+  const rows = await receive(db, queue, consumer);
+  if (rows[0]) expect(await ack(db, rows[0].batch_id)).toBe(1);
+  return rows;
+}
+
+/**
+ * Every batch the consumer can open right now, in order, through next_batch /
+ * get_batch_events / finish_batch. Stops when next_batch says the cursor is at the
+ * newest tick. Checks msg_id order inside each batch.
+ */
+export async function drain(db: Db, queue: string, consumer: string): Promise<Message[]> {
+  const out: Message[] = [];
+  for (;;) {
+    const batch = await value<string | null>(db, 'select pgque.next_batch($1, $2)', [
+      queue,
+      consumer,
+    ]);
+    if (batch === null) return out;
+    const { rows } = await db.query(
+      `select ev_id::text as msg_id, $1::bigint::text as batch_id, ev_type as type, ev_data as payload,
+              ev_retry as retry_count, ev_time as created_at,
+              ev_extra1 as extra1, ev_extra2 as extra2, ev_extra3 as extra3, ev_extra4 as extra4
+         from pgque.get_batch_events($1::bigint)`,
+      [batch],
+    );
+    expectAscending(rows.map((r) => r.msg_id as string));
+    out.push(...(rows as Message[]));
+    expect(await value<number>(db, 'select pgque.finish_batch($1)', [batch])).toBe(1);
+  }
+}
+
+export function expectAscending(ids: (string | number | bigint)[]): void {
+  for (let i = 1; i < ids.length; i++) {
+    const a = BigInt(ids[i - 1] as string);
+    const b = BigInt(ids[i] as string);
+    if (!(a < b)) throw new Error(`msg_id not ascending at ${i}: ${a} then ${b}`);
+  }
+}
+
+/** Asserts the promise rejects with a server message matching the pattern. */
+export async function expectError(promise: Promise<unknown>, pattern: RegExp | string) {
+  let error: unknown;
+  try {
+    await promise;
+  } catch (e) {
+    error = e;
+  }
+  if (!error) throw new Error(`expected an error matching ${pattern}, got success`);
+  const message = (error as Error).message;
+  if (typeof pattern === 'string') expect(message).toBe(pattern);
+  else expect(message).toMatch(pattern);
+  return error as pg.DatabaseError;
+}
+
+/** A connected client, ended when the callback settles. */
+export async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Warnings and notices a client receives, for functions that answer 0 with a WARNING. */
+export function collectNotices(client: pg.Client): string[] {
+  const notices: string[] = [];
+  client.on('notice', (n) => notices.push(`${n.severity ?? ''}: ${n.message}`));
+  return notices;
+}
+
+/** The queue's internal row, for white-box checks (tables are private to the engine). */
+export async function queueRow(db: Db, queue: string) {
+  const { rows } = await db.query('select * from pgque.queue where queue_name = $1', [queue]);
+  return rows[0] as {
+    queue_id: number;
+    queue_cur_table: number;
+    queue_data_pfx: string;
+    queue_switch_step1: string;
+    queue_switch_step2: string | null;
+  };
+}
+
+/** Rotation step1 and step2 in two separate transactions; returns the current table after. */
+export async function rotate(db: Db, queue: string): Promise<number> {
+  await db.query('select pgque.maint_rotate_tables_step1($1)', [queue]);
+  await db.query('select pgque.maint_rotate_tables_step2()');
+  return (await queueRow(db, queue)).queue_cur_table;
+}
+
+/** A small seeded PRNG (mulberry32), so a failing interleaving plan can be replayed. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
