@@ -1,26 +1,97 @@
+import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import {
+  jsonSchemaTransform,
+  serializerCompiler,
+  validatorCompiler,
+} from 'fastify-type-provider-zod';
 import type pg from 'pg';
 import type { Config } from '../config.js';
+import { seedDefaults } from '../db/seed.js';
 import type { Logger } from '../log.js';
+import { resolveAdminToken } from '../services/admin-token.js';
+import type { ServiceContext } from '../services/context.js';
+import { registerAuth } from './auth.js';
+import { handleError, handleNotFound } from './errors.js';
+import { agentRoutes } from './routes/agents.js';
+import { alertRoutes } from './routes/alerts.js';
+import { calendarRoutes } from './routes/calendars.js';
+import { operationRoutes } from './routes/operations.js';
+import { policyRoutes } from './routes/policies.js';
+import { reportRoutes } from './routes/reports.js';
+import { ticketRoutes } from './routes/tickets.js';
+import { tokenRoutes } from './routes/tokens.js';
 
 export interface AppDeps {
   pool: pg.Pool;
   config: Config;
   logger: Logger;
+  /** The current time (default: the real clock); tests move it. */
+  now?: () => Date;
 }
 
-/** Builds the HTTP application; `server.ts` listens, tests use `app.inject()`. */
+/**
+ * Builds the HTTP application; `server.ts` listens, tests use `app.inject()`.
+ * Seeds the default calendar and policies when the database has no policy at all, and
+ * resolves the admin token (STEGA_ADMIN_TOKEN, else `<dataDir>/admin-token`).
+ * Every route but GET /healthz and the OpenAPI document needs a bearer token.
+ */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const now = deps.now ?? (() => new Date());
+  const ctx: ServiceContext = {
+    pool: deps.pool,
+    now,
+    warningShare: deps.config.slaWarningShare,
+  };
   const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler(handleNotFound);
 
-  app.get('/healthz', async (_request, reply) => {
-    try {
-      await deps.pool.query('select 1');
-      return { status: 'ok' };
-    } catch {
-      return reply.code(503).send({ status: 'database unreachable' });
-    }
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Stega',
+        description: 'Helpdesk tickets with SLA clocks, breach alerts and their deliveries.',
+        version: '0.1.0',
+      },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
   });
 
+  const adminToken = await resolveAdminToken(deps.config, deps.logger);
+  await seedDefaults(deps.pool, now());
+  registerAuth(app, ctx, adminToken);
+
+  app.get(
+    '/healthz',
+    { config: { access: 'public' }, schema: { hide: true } },
+    async (_request, reply) => {
+      try {
+        await deps.pool.query('select 1');
+        return { status: 'ok' };
+      } catch {
+        return reply.code(503).send({ status: 'database unreachable' });
+      }
+    },
+  );
+  app.get('/api/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () =>
+    app.swagger(),
+  );
+
+  await app.register(ticketRoutes(ctx));
+  await app.register(calendarRoutes(ctx));
+  await app.register(policyRoutes(ctx));
+  await app.register(agentRoutes(ctx));
+  await app.register(tokenRoutes(ctx));
+  await app.register(alertRoutes(ctx));
+  await app.register(reportRoutes(ctx));
+  await app.register(operationRoutes(ctx));
   return app;
 }

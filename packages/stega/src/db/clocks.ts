@@ -1,0 +1,76 @@
+import type { Queryable } from '@stega/pgque';
+import type { SlaClockKind } from '../domain/index.js';
+
+/** One persisted SLA clock (see domain/sla-clock.ts for the meaning of each column). */
+export interface ClockRow {
+  ticket_id: number;
+  kind: SlaClockKind;
+  calendar_id: number;
+  started_at: Date;
+  target_minutes: number;
+  paused_business_minutes: number;
+  paused_since: Date | null;
+  stopped_at: Date | null;
+  due_at: Date;
+  warn_at: Date;
+}
+
+function clockOf(row: Record<string, unknown>): ClockRow {
+  return {
+    ticket_id: Number(row.ticket_id),
+    kind: row.kind as SlaClockKind,
+    calendar_id: Number(row.calendar_id),
+    started_at: row.started_at as Date,
+    target_minutes: Number(row.target_minutes),
+    paused_business_minutes: Number(row.paused_business_minutes),
+    paused_since: (row.paused_since as Date | null) ?? null,
+    stopped_at: (row.stopped_at as Date | null) ?? null,
+    due_at: row.due_at as Date,
+    warn_at: row.warn_at as Date,
+  };
+}
+
+/** The ticket's clocks, first response first. */
+export async function clockListByTicket(db: Queryable, ticketId: number): Promise<ClockRow[]> {
+  const { rows } = await db.query(
+    `select ticket_id, kind, calendar_id, started_at, target_minutes, paused_business_minutes,
+            paused_since, stopped_at, due_at, warn_at
+       from stega.sla_clocks
+      where ticket_id = $1
+      order by kind = 'resolution', kind`,
+    [ticketId],
+  );
+  return rows.map(clockOf);
+}
+
+/** Inserts or replaces clocks, all in one statement. */
+export async function clockSave(db: Queryable, clocks: ClockRow[]): Promise<void> {
+  if (clocks.length === 0) return;
+  const column = <K extends keyof ClockRow>(key: K) => clocks.map((clock) => clock[key]);
+  await db.query(
+    `insert into stega.sla_clocks
+       (ticket_id, kind, calendar_id, started_at, target_minutes, paused_business_minutes,
+        paused_since, stopped_at, due_at, warn_at)
+     select * from unnest($1::bigint[], $2::text[], $3::bigint[], $4::timestamptz[], $5::int[],
+                          $6::float8[], $7::timestamptz[], $8::timestamptz[], $9::timestamptz[],
+                          $10::timestamptz[])
+     on conflict (ticket_id, kind) do update
+        set calendar_id = excluded.calendar_id, started_at = excluded.started_at,
+            target_minutes = excluded.target_minutes,
+            paused_business_minutes = excluded.paused_business_minutes,
+            paused_since = excluded.paused_since, stopped_at = excluded.stopped_at,
+            due_at = excluded.due_at, warn_at = excluded.warn_at`,
+    [
+      column('ticket_id'),
+      column('kind'),
+      column('calendar_id'),
+      column('started_at'),
+      column('target_minutes'),
+      column('paused_business_minutes'),
+      column('paused_since'),
+      column('stopped_at'),
+      column('due_at'),
+      column('warn_at'),
+    ],
+  );
+}

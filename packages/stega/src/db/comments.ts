@@ -1,0 +1,56 @@
+import type { Queryable } from '@stega/pgque';
+
+export interface CommentRow {
+  id: number;
+  ticket_id: number;
+  author_agent_id: number | null;
+  author_name: string;
+  body: string;
+  public_reply: boolean;
+  created_at: Date;
+}
+
+const COLUMNS = 'id, ticket_id, author_agent_id, author_name, body, public_reply, created_at';
+
+function commentOf(row: Record<string, unknown>): CommentRow {
+  return {
+    id: Number(row.id),
+    ticket_id: Number(row.ticket_id),
+    author_agent_id: row.author_agent_id === null ? null : Number(row.author_agent_id),
+    author_name: String(row.author_name),
+    body: String(row.body),
+    public_reply: Boolean(row.public_reply),
+    created_at: row.created_at as Date,
+  };
+}
+
+export async function commentInsert(
+  db: Queryable,
+  fields: Omit<CommentRow, 'id' | 'created_at'>,
+  now: Date,
+): Promise<CommentRow> {
+  const { rows } = await db.query(
+    `insert into stega.ticket_comments
+       (ticket_id, author_agent_id, author_name, body, public_reply, created_at)
+     values ($1, $2, $3, $4, $5, $6)
+     returning ${COLUMNS}`,
+    [
+      fields.ticket_id,
+      fields.author_agent_id,
+      fields.author_name,
+      fields.body,
+      fields.public_reply,
+      now,
+    ],
+  );
+  return commentOf(rows[0] as Record<string, unknown>);
+}
+
+/** The ticket's comments, oldest first. */
+export async function commentListByTicket(db: Queryable, ticketId: number): Promise<CommentRow[]> {
+  const { rows } = await db.query(
+    `select ${COLUMNS} from stega.ticket_comments where ticket_id = $1 order by created_at, id`,
+    [ticketId],
+  );
+  return rows.map(commentOf);
+}

@@ -1,0 +1,155 @@
+import type { Queryable } from '@stega/pgque';
+import type { Priority } from '../domain/index.js';
+
+/** Where a policy's alerts go; the sla-breach-worker reads this shape. */
+export interface AlertChannels {
+  in_app?: boolean;
+  email?: string[];
+  webhooks?: { url: string; secret?: string }[];
+}
+
+export interface PolicyRow {
+  id: number;
+  name: string;
+  priority: Priority;
+  /** null: every organisation without a policy of its own. */
+  requester_org: string | null;
+  first_response_minutes: number;
+  resolution_minutes: number;
+  calendar_id: number;
+  alert_channels: AlertChannels;
+  updated_at: Date;
+}
+
+export type PolicyFields = Omit<PolicyRow, 'id' | 'updated_at'>;
+
+const COLUMNS = `id, name, priority, requester_org, first_response_minutes, resolution_minutes,
+  calendar_id, alert_channels, updated_at`;
+
+function policyOf(row: Record<string, unknown>): PolicyRow {
+  return {
+    id: Number(row.id),
+    name: String(row.name),
+    priority: row.priority as Priority,
+    requester_org: (row.requester_org as string | null) ?? null,
+    first_response_minutes: Number(row.first_response_minutes),
+    resolution_minutes: Number(row.resolution_minutes),
+    calendar_id: Number(row.calendar_id),
+    alert_channels: (row.alert_channels as AlertChannels) ?? {},
+    updated_at: row.updated_at as Date,
+  };
+}
+
+function valuesOf(fields: PolicyFields): unknown[] {
+  return [
+    fields.name,
+    fields.priority,
+    fields.requester_org,
+    fields.first_response_minutes,
+    fields.resolution_minutes,
+    fields.calendar_id,
+    JSON.stringify(fields.alert_channels),
+  ];
+}
+
+export async function policyInsert(
+  db: Queryable,
+  fields: PolicyFields,
+  now: Date,
+): Promise<PolicyRow> {
+  const { rows } = await db.query(
+    `insert into stega.sla_policies
+       (name, priority, requester_org, first_response_minutes, resolution_minutes, calendar_id,
+        alert_channels, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8)
+     returning ${COLUMNS}`,
+    [...valuesOf(fields), now],
+  );
+  return policyOf(rows[0] as Record<string, unknown>);
+}
+
+/** Inserts a policy unless its (priority, organisation) scope is taken; returns the stored one. */
+export async function policyEnsure(
+  db: Queryable,
+  fields: PolicyFields,
+  now: Date,
+): Promise<PolicyRow> {
+  await db.query(
+    `insert into stega.sla_policies
+       (name, priority, requester_org, first_response_minutes, resolution_minutes, calendar_id,
+        alert_channels, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8)
+     on conflict do nothing`,
+    [...valuesOf(fields), now],
+  );
+  const { rows } = await db.query(
+    `select ${COLUMNS} from stega.sla_policies
+      where priority = $1 and coalesce(requester_org, '') = coalesce($2, '')`,
+    [fields.priority, fields.requester_org],
+  );
+  return policyOf(rows[0] as Record<string, unknown>);
+}
+
+export async function policyGet(db: Queryable, id: number): Promise<PolicyRow | undefined> {
+  const { rows } = await db.query(`select ${COLUMNS} from stega.sla_policies where id = $1`, [id]);
+  return rows[0] ? policyOf(rows[0]) : undefined;
+}
+
+export async function policyList(db: Queryable): Promise<PolicyRow[]> {
+  const { rows } = await db.query(
+    `select ${COLUMNS} from stega.sla_policies
+      order by array_position(array['urgent','high','normal','low'], priority),
+               requester_org nulls first, id`,
+  );
+  return rows.map(policyOf);
+}
+
+export async function policyCount(db: Queryable): Promise<number> {
+  const { rows } = await db.query('select count(*) as n from stega.sla_policies');
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** The candidates for a ticket: the priority's policy for every organisation and for `org`. */
+export async function policyListForScope(
+  db: Queryable,
+  priority: Priority,
+  org: string | null,
+): Promise<PolicyRow[]> {
+  const { rows } = await db.query(
+    `select ${COLUMNS} from stega.sla_policies
+      where priority = $1 and (requester_org is null or requester_org = $2)`,
+    [priority, org],
+  );
+  return rows.map(policyOf);
+}
+
+/** Replaces every field of a policy; undefined when the id is unknown. */
+export async function policyUpdate(
+  db: Queryable,
+  id: number,
+  fields: PolicyFields,
+  now: Date,
+): Promise<PolicyRow | undefined> {
+  const { rows } = await db.query(
+    `update stega.sla_policies
+        set name = $2, priority = $3, requester_org = $4, first_response_minutes = $5,
+            resolution_minutes = $6, calendar_id = $7, alert_channels = $8, updated_at = $9
+      where id = $1
+      returning ${COLUMNS}`,
+    [id, ...valuesOf(fields), now],
+  );
+  return rows[0] ? policyOf(rows[0]) : undefined;
+}
+
+/** How many tickets were given the policy (such a policy cannot be deleted). */
+export async function policyTicketCount(db: Queryable, id: number): Promise<number> {
+  const { rows } = await db.query('select count(*) as n from stega.tickets where policy_id = $1', [
+    id,
+  ]);
+  return Number(rows[0]?.n ?? 0);
+}
+
+export async function policyDelete(db: Queryable, id: number): Promise<boolean> {
+  const { rowCount } = await db.query('delete from stega.sla_policies where id = $1', [id]);
+  return Boolean(rowCount);
+}

@@ -1,0 +1,273 @@
+import { z } from 'zod';
+import { PRIORITIES, TICKET_STATUSES, WEEKDAYS } from '../domain/index.js';
+import { nullableDate } from './schemas.js';
+
+/** Response bodies. Only the keys listed here reach the client (others are stripped). */
+
+const id = z.number().int();
+const priority = z.enum(PRIORITIES);
+const status = z.enum(TICKET_STATUSES);
+const clockKind = z.enum(['first_response', 'resolution']);
+const channel = z.enum(['in_app', 'email', 'webhook']);
+const deliveryStatus = z.enum(['pending', 'delivered', 'failed']);
+
+export const agentOut = z.object({
+  id,
+  name: z.string(),
+  email: z.string(),
+  created_at: z.date(),
+});
+
+export const ticketOut = z.object({
+  id,
+  subject: z.string(),
+  description: z.string(),
+  requester_name: z.string(),
+  requester_email: z.string(),
+  requester_org: z.string().nullable(),
+  assignee_id: id.nullable(),
+  assignee_name: z.string().nullable(),
+  priority,
+  status,
+  policy_id: id.nullable(),
+  created_at: z.date(),
+  updated_at: z.date(),
+  first_responded_at: nullableDate,
+  resolved_at: nullableDate,
+  closed_at: nullableDate,
+});
+
+export const ticketListOut = z.object({
+  items: z.array(
+    ticketOut.extend({
+      first_response_due_at: nullableDate,
+      resolution_due_at: nullableDate,
+      breached: z.boolean(),
+      at_risk: z.boolean(),
+    }),
+  ),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});
+
+export const clockOut = z.object({
+  kind: clockKind,
+  state: z.enum(['running', 'paused', 'stopped']),
+  calendar_id: id,
+  started_at: z.date(),
+  target_minutes: z.number(),
+  paused_business_minutes: z.number(),
+  paused_since: nullableDate,
+  stopped_at: nullableDate,
+  due_at: z.date(),
+  warn_at: z.date(),
+  breached: z.boolean(),
+});
+
+/** One delivery of a breach alert: which channel and recipient, its status, and who sent it. */
+export const breachDeliveryOut = z.object({
+  channel,
+  status: deliveryStatus,
+  delivered_by: z.string().nullable(),
+  recipient: z.string(),
+  delivered_at: nullableDate,
+});
+
+export const breachOut = z.object({
+  id,
+  ticket_id: id,
+  kind: clockKind,
+  due_at: z.date(),
+  detected_at: z.date(),
+  event_id: id.nullable(),
+  ticket_subject: z.string(),
+  ticket_priority: priority,
+  deliveries: z.array(breachDeliveryOut),
+});
+
+export const warningOut = z.object({
+  id,
+  ticket_id: id,
+  kind: clockKind,
+  due_at: z.date(),
+  detected_at: z.date(),
+  elapsed_share: z.number(),
+  event_id: id.nullable(),
+});
+
+export const deliveryOut = z.object({
+  id,
+  alert_type: z.enum(['breach', 'warning']),
+  alert_id: id,
+  channel,
+  recipient: z.string(),
+  status: deliveryStatus,
+  attempts: z.number().int(),
+  last_error: z.string().nullable(),
+  delivered_at: nullableDate,
+  delivered_by: z.string().nullable(),
+  batch_id: id.nullable(),
+  updated_at: z.date(),
+});
+
+export const commentOut = z.object({
+  id,
+  ticket_id: id,
+  author_agent_id: id.nullable(),
+  author_name: z.string(),
+  body: z.string(),
+  public_reply: z.boolean(),
+  created_at: z.date(),
+});
+
+export const activityOut = z.object({
+  id,
+  ticket_id: id,
+  at: z.date(),
+  actor: z.string(),
+  action: z.string(),
+  details: z.record(z.string(), z.unknown()),
+});
+
+export const ticketDetailOut = ticketOut.extend({
+  clocks: z.array(clockOut),
+  breaches: z.array(breachOut),
+  warnings: z.array(warningOut),
+  deliveries: z.array(deliveryOut),
+  comments: z.array(commentOut),
+  activity: z.array(activityOut),
+});
+
+const intervalOut = z.object({ start: z.string(), end: z.string() });
+
+export const calendarOut = z.object({
+  id,
+  name: z.string(),
+  time_zone: z.string(),
+  always_open: z.boolean(),
+  weekly_hours: z.partialRecord(z.enum(WEEKDAYS), z.array(intervalOut)),
+  holidays: z.array(
+    z.object({ date: z.string(), recurring: z.boolean(), name: z.string().optional() }),
+  ),
+  updated_at: z.date(),
+});
+
+export const policyOut = z.object({
+  id,
+  name: z.string(),
+  priority,
+  requester_org: z.string().nullable(),
+  first_response_minutes: z.number().int(),
+  resolution_minutes: z.number().int(),
+  calendar_id: id,
+  alert_channels: z.object({
+    in_app: z.boolean(),
+    email: z.array(z.string()),
+    webhooks: z.array(z.object({ url: z.string(), has_secret: z.boolean() })),
+  }),
+  updated_at: z.date(),
+});
+
+export const tokenOut = z.object({
+  id,
+  name: z.string(),
+  role: z.enum(['agent', 'admin']),
+  agent_id: id.nullable(),
+  agent_name: z.string().nullable(),
+  created_at: z.date(),
+  revoked_at: nullableDate,
+});
+
+export const alertOut = z.object({
+  id,
+  alert_type: z.enum(['breach', 'warning']),
+  alert_id: id,
+  ticket_id: id,
+  agent_id: id.nullable(),
+  message: z.string(),
+  created_at: z.date(),
+  read_at: nullableDate,
+});
+
+const figures = {
+  created: z.number(),
+  resolved: z.number(),
+  breached: z.number(),
+  median_first_response_minutes: z.number().nullable(),
+};
+
+export const reportOut = z.object({
+  id,
+  period_start: z.date(),
+  period_end: z.date(),
+  time_zone: z.string(),
+  generated_at: z.date(),
+  event_id: id.nullable(),
+  data: z.object({
+    ...figures,
+    per_assignee: z.array(
+      z.object({ ...figures, assignee_id: id.nullable(), assignee_name: z.string().nullable() }),
+    ),
+  }),
+});
+
+export const reportDetailOut = reportOut.extend({
+  deliveries: z.array(
+    z.object({
+      channel: z.enum(['email', 'webhook']),
+      recipient: z.string(),
+      status: deliveryStatus,
+      attempts: z.number().int(),
+      last_error: z.string().nullable(),
+      delivered_at: nullableDate,
+      delivered_by: z.string().nullable(),
+    }),
+  ),
+});
+
+export const jobOut = z.object({ job_id: id, job: z.string() });
+
+const consumerFigures = {
+  name: z.string(),
+  lag_seconds: z.number().nullable(),
+  last_seen_seconds: z.number().nullable(),
+  last_tick: id.nullable(),
+  current_batch: id.nullable(),
+  next_tick: id.nullable(),
+  pending_events: z.number().nullable(),
+};
+
+export const queueOut = z.object({
+  queue_name: z.string(),
+  ticker_paused: z.boolean(),
+  ticker_max_count: z.number(),
+  ticker_max_lag_seconds: z.number(),
+  ticker_idle_period_seconds: z.number(),
+  rotation_period_seconds: z.number(),
+  ticker_lag_seconds: z.number().nullable(),
+  events_per_second: z.number().nullable(),
+  new_events: z.number().nullable(),
+  last_tick_id: id.nullable(),
+  consumers: z.array(
+    z.object({ ...consumerFigures, subconsumers: z.array(z.object(consumerFigures)) }),
+  ),
+});
+
+export const deadLetterOut = z.object({
+  id,
+  queue_name: z.string(),
+  consumer_id: id,
+  dead_at: z.date(),
+  reason: z.string().nullable(),
+  event_id: id,
+  event_time: z.date(),
+  retry_count: z.number().int().nullable(),
+  type: z.string().nullable(),
+  payload: z.string().nullable(),
+});
+
+/** `{ items: [...] }`, the shape of every listing. */
+export function itemsOf<T extends z.ZodType>(item: T) {
+  return z.object({ items: z.array(item) });
+}

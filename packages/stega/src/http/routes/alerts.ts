@@ -1,0 +1,68 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { listAlerts, markAlertRead } from '../../services/alerts.js';
+import { listBreaches } from '../../services/breaches.js';
+import type { ServiceContext } from '../../services/context.js';
+import { actorOf } from '../auth.js';
+import { alertOut, breachOut, itemsOf } from '../response-schemas.js';
+import { errors, idParams, pageQuery, queryBoolean } from '../schemas.js';
+
+const id = z.coerce.number().int().positive();
+
+const breachQuery = z.strictObject({
+  ticket_id: id.optional(),
+  kind: z.enum(['first_response', 'resolution']).optional(),
+  ...pageQuery,
+});
+
+const alertQuery = z.strictObject({
+  ticket_id: id.optional(),
+  agent_id: id.optional(),
+  unread: queryBoolean.optional(),
+  ...pageQuery,
+});
+
+/** Breaches with their deliveries, and in-app alerts. Any valid token. */
+export function alertRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.get(
+      '/api/breaches',
+      {
+        schema: {
+          tags: ['alerts'],
+          summary:
+            'SLA breaches, newest first, each with deliveries [{ channel, status, delivered_by, recipient, delivered_at }]',
+          querystring: breachQuery,
+          response: { 200: itemsOf(breachOut), ...errors },
+        },
+      },
+      async (request) => ({ items: await listBreaches(ctx, request.query) }),
+    );
+
+    app.get(
+      '/api/alerts',
+      {
+        schema: {
+          tags: ['alerts'],
+          summary: "In-app alerts, newest first (an agent's token sees its own and broadcast ones)",
+          querystring: alertQuery,
+          response: { 200: itemsOf(alertOut), ...errors },
+        },
+      },
+      async (request) => ({ items: await listAlerts(ctx, actorOf(request), request.query) }),
+    );
+
+    app.post(
+      '/api/alerts/:id/read',
+      {
+        schema: {
+          tags: ['alerts'],
+          summary: 'Mark an in-app alert read',
+          params: idParams,
+          response: { 200: alertOut, ...errors },
+        },
+      },
+      async (request) => markAlertRead(ctx, actorOf(request), request.params.id),
+    );
+  };
+}

@@ -1,0 +1,143 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { prioritySchema } from '../../domain/index.js';
+import type { ServiceContext } from '../../services/context.js';
+import {
+  createPolicy,
+  deletePolicy,
+  getPolicy,
+  listPolicies,
+  updatePolicy,
+} from '../../services/policies.js';
+import { itemsOf, policyOut } from '../response-schemas.js';
+import { email, errors, idParams, text } from '../schemas.js';
+
+const MAX_MINUTES = 10 * 366 * 24 * 60;
+const minutes = z
+  .number()
+  .int({ error: 'must be a whole number of business minutes' })
+  .min(1, { error: 'must be at least 1 minute' })
+  .max(MAX_MINUTES, { error: `must be at most ${MAX_MINUTES} minutes (ten years)` });
+
+const webhookUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2000);
+
+/** Where alerts go: in-app, email recipients, signed webhooks. */
+const alertChannels = z.strictObject({
+  in_app: z.boolean().default(true),
+  email: z.array(email).max(50).default([]),
+  webhooks: z
+    .array(
+      z.strictObject({
+        url: webhookUrl,
+        secret: z.string().min(16, { error: 'must be at least 16 characters' }).max(500).optional(),
+      }),
+    )
+    .max(10)
+    .default([]),
+});
+
+const policyFields = {
+  name: text(200),
+  priority: prioritySchema,
+  requester_org: text(200).nullable(),
+  first_response_minutes: minutes,
+  resolution_minutes: minutes,
+  calendar_id: z.number().int().positive(),
+  alert_channels: alertChannels,
+};
+
+const createBody = z.strictObject({
+  ...policyFields,
+  name: policyFields.name.optional(),
+  requester_org: policyFields.requester_org.optional(),
+  alert_channels: alertChannels.optional(),
+});
+
+const patchBody = z
+  .strictObject({
+    name: policyFields.name.optional(),
+    priority: policyFields.priority.optional(),
+    requester_org: policyFields.requester_org.optional(),
+    first_response_minutes: minutes.optional(),
+    resolution_minutes: minutes.optional(),
+    calendar_id: policyFields.calendar_id.optional(),
+    alert_channels: alertChannels.optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, { error: 'give at least one field to change' });
+
+/** SLA policies: read with any token, write with an admin token. */
+export function policyRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.get(
+      '/api/sla-policies',
+      {
+        schema: {
+          tags: ['sla'],
+          summary: 'List SLA policies',
+          response: { 200: itemsOf(policyOut), ...errors },
+        },
+      },
+      async () => ({ items: await listPolicies(ctx) }),
+    );
+
+    app.get(
+      '/api/sla-policies/:id',
+      {
+        schema: {
+          tags: ['sla'],
+          summary: 'An SLA policy',
+          params: idParams,
+          response: { 200: policyOut, ...errors },
+        },
+      },
+      async (request) => getPolicy(ctx, request.params.id),
+    );
+
+    app.post(
+      '/api/sla-policies',
+      {
+        config: { access: 'admin' },
+        schema: {
+          tags: ['sla'],
+          summary:
+            'Create an SLA policy for a priority (and optionally one requester organisation)',
+          body: createBody,
+          response: { 201: policyOut, ...errors },
+        },
+      },
+      async (request, reply) => reply.code(201).send(await createPolicy(ctx, request.body)),
+    );
+
+    app.patch(
+      '/api/sla-policies/:id',
+      {
+        config: { access: 'admin' },
+        schema: {
+          tags: ['sla'],
+          summary: 'Change an SLA policy (applies to tickets created or re-prioritised later)',
+          params: idParams,
+          body: patchBody,
+          response: { 200: policyOut, ...errors },
+        },
+      },
+      async (request) => updatePolicy(ctx, request.params.id, request.body),
+    );
+
+    app.delete(
+      '/api/sla-policies/:id',
+      {
+        config: { access: 'admin' },
+        schema: {
+          tags: ['sla'],
+          summary: 'Delete an SLA policy no ticket was given',
+          params: idParams,
+          response: { 204: z.undefined(), ...errors },
+        },
+      },
+      async (request, reply) => {
+        await deletePolicy(ctx, request.params.id);
+        return reply.code(204).send();
+      },
+    );
+  };
+}

@@ -1,0 +1,185 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { prioritySchema, ticketStatusSchema } from '../../domain/index.js';
+import type { ServiceContext } from '../../services/context.js';
+import { addComment } from '../../services/ticket-comments.js';
+import { transitionTicket } from '../../services/ticket-transitions.js';
+import { getTicket, listTickets } from '../../services/ticket-views.js';
+import { createTicket, deleteTicket, updateTicket } from '../../services/tickets.js';
+import { actorOf } from '../auth.js';
+import { commentOut, ticketDetailOut, ticketListOut } from '../response-schemas.js';
+import { email, errors, idParams, pageQuery, queryBoolean, queryList, text } from '../schemas.js';
+
+const ticketFields = {
+  subject: text(300),
+  description: z.string().max(20_000),
+  requester_name: text(200),
+  requester_email: email,
+  requester_org: text(200).nullable(),
+  assignee_id: z.number().int().positive().nullable(),
+  priority: prioritySchema,
+};
+
+const createBody = z.strictObject({
+  ...ticketFields,
+  description: ticketFields.description.optional(),
+  requester_org: ticketFields.requester_org.optional(),
+  assignee_id: ticketFields.assignee_id.optional(),
+  priority: prioritySchema.default('normal'),
+});
+
+const patchBody = z
+  .strictObject({
+    subject: ticketFields.subject.optional(),
+    description: ticketFields.description.optional(),
+    requester_name: ticketFields.requester_name.optional(),
+    requester_email: ticketFields.requester_email.optional(),
+    requester_org: ticketFields.requester_org.optional(),
+    assignee_id: ticketFields.assignee_id.optional(),
+    priority: ticketFields.priority.optional(),
+    status: z
+      .never({ error: 'change the status with POST /api/tickets/{id}/transitions' })
+      .optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, { error: 'give at least one field to change' });
+
+const listQuery = z.strictObject({
+  status: queryList(ticketStatusSchema).optional(),
+  priority: queryList(prioritySchema).optional(),
+  assignee_id: z
+    .union([z.literal('none'), z.coerce.number().int().positive()], {
+      error: 'must be an agent id or "none"',
+    })
+    .optional(),
+  requester_org: z.string().min(1).optional(),
+  breached: queryBoolean.optional(),
+  at_risk: queryBoolean.optional(),
+  ...pageQuery,
+});
+
+const transitionBody = z.strictObject({ status: ticketStatusSchema });
+
+const commentBody = z.strictObject({
+  body: text(20_000),
+  public_reply: z.boolean().optional(),
+  agent_id: z.number().int().positive().nullable().optional(),
+  author_name: text(200).optional(),
+});
+
+/** Tickets: list, read, create, change, transitions and comments. Any valid token. */
+export function ticketRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.get(
+      '/api/tickets',
+      {
+        schema: {
+          tags: ['tickets'],
+          summary: 'List tickets (filters: status, priority, assignee_id, breached, at_risk)',
+          querystring: listQuery,
+          response: { 200: ticketListOut, ...errors },
+        },
+      },
+      async (request) => {
+        const { assignee_id, ...filter } = request.query;
+        return listTickets(ctx, {
+          ...filter,
+          ...(assignee_id === undefined
+            ? {}
+            : { assignee_id: assignee_id === 'none' ? null : assignee_id }),
+        });
+      },
+    );
+
+    app.get(
+      '/api/tickets/:id',
+      {
+        schema: {
+          tags: ['tickets'],
+          summary: 'A ticket with its SLA clocks, breaches, deliveries, comments and activity',
+          params: idParams,
+          response: { 200: ticketDetailOut, ...errors },
+        },
+      },
+      async (request) => getTicket(ctx, request.params.id),
+    );
+
+    app.post(
+      '/api/tickets',
+      {
+        schema: {
+          tags: ['tickets'],
+          summary: 'Create a ticket; its SLA clocks start under the matching policy',
+          body: createBody,
+          response: { 201: ticketDetailOut, ...errors },
+        },
+      },
+      async (request, reply) => {
+        const ticket = await createTicket(ctx, actorOf(request), request.body);
+        return reply.code(201).send(ticket);
+      },
+    );
+
+    app.patch(
+      '/api/tickets/:id',
+      {
+        schema: {
+          tags: ['tickets'],
+          summary: 'Change ticket fields (not the status: see transitions)',
+          params: idParams,
+          body: patchBody,
+          response: { 200: ticketDetailOut, ...errors },
+        },
+      },
+      async (request) => updateTicket(ctx, actorOf(request), request.params.id, request.body),
+    );
+
+    app.delete(
+      '/api/tickets/:id',
+      {
+        config: { access: 'admin' },
+        schema: {
+          tags: ['tickets'],
+          summary: 'Delete a ticket and everything recorded about it (admin)',
+          params: idParams,
+          response: { 204: z.undefined(), ...errors },
+        },
+      },
+      async (request, reply) => {
+        await deleteTicket(ctx, request.params.id);
+        return reply.code(204).send();
+      },
+    );
+
+    app.post(
+      '/api/tickets/:id/transitions',
+      {
+        schema: {
+          tags: ['tickets'],
+          summary: 'Move a ticket to another status (409 when the life cycle forbids it)',
+          params: idParams,
+          body: transitionBody,
+          response: { 200: ticketDetailOut, ...errors },
+        },
+      },
+      async (request) =>
+        transitionTicket(ctx, actorOf(request), request.params.id, request.body.status),
+    );
+
+    app.post(
+      '/api/tickets/:id/comments',
+      {
+        schema: {
+          tags: ['tickets'],
+          summary: "Comment; an agent's first public reply stops the first-response clock",
+          params: idParams,
+          body: commentBody,
+          response: { 201: commentOut, ...errors },
+        },
+      },
+      async (request, reply) => {
+        const comment = await addComment(ctx, actorOf(request), request.params.id, request.body);
+        return reply.code(201).send(comment);
+      },
+    );
+  };
+}

@@ -1,0 +1,58 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { ServiceContext } from '../../services/context.js';
+import { createToken, listTokens, revokeToken } from '../../services/tokens.js';
+import { itemsOf, tokenOut } from '../response-schemas.js';
+import { errors, idParams, text } from '../schemas.js';
+
+const createBody = z.strictObject({
+  name: text(200),
+  role: z.enum(['agent', 'admin']),
+  agent_id: z.number().int().positive().nullable().optional(),
+});
+
+/** API tokens (admin only). The plain token is returned once, at creation. */
+export function tokenRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.get(
+      '/api/tokens',
+      {
+        config: { access: 'admin' },
+        schema: {
+          tags: ['auth'],
+          summary: 'List API tokens (never the tokens themselves)',
+          response: { 200: itemsOf(tokenOut), ...errors },
+        },
+      },
+      async () => ({ items: await listTokens(ctx) }),
+    );
+
+    app.post(
+      '/api/tokens',
+      {
+        config: { access: 'admin' },
+        schema: {
+          tags: ['auth'],
+          summary: 'Create an API token; `token` is shown this once',
+          body: createBody,
+          response: { 201: tokenOut.extend({ token: z.string() }), ...errors },
+        },
+      },
+      async (request, reply) => reply.code(201).send(await createToken(ctx, request.body)),
+    );
+
+    app.delete(
+      '/api/tokens/:id',
+      {
+        config: { access: 'admin' },
+        schema: {
+          tags: ['auth'],
+          summary: 'Revoke an API token',
+          params: idParams,
+          response: { 200: tokenOut, ...errors },
+        },
+      },
+      async (request) => revokeToken(ctx, request.params.id),
+    );
+  };
+}

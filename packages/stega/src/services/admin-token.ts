@@ -1,0 +1,44 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from '../log.js';
+import { newToken } from './tokens.js';
+
+/**
+ * The admin token of this instance. STEGA_ADMIN_TOKEN when set. Otherwise a random token kept
+ * in `<dataDir>/admin-token` (created on first use, mode 0600, reused by later starts and by
+ * every process sharing the data directory), so a newcomer's `npm start` is never open to the
+ * network and the token is one `cat` away. The token itself is never logged.
+ */
+export async function resolveAdminToken(
+  config: { adminToken: string | undefined; dataDir: string },
+  logger: Logger,
+): Promise<string> {
+  if (config.adminToken) return config.adminToken;
+  const file = path.join(config.dataDir, 'admin-token');
+  let token = await readToken(file);
+  if (!token) {
+    await mkdir(config.dataDir, { recursive: true });
+    try {
+      await writeFile(file, `${newToken()}\n`, { mode: 0o600, flag: 'wx' });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    token = await readToken(file);
+    if (!token) throw new Error(`could not read the admin token back from ${file}`);
+  }
+  logger.warn(
+    { file },
+    `STEGA_ADMIN_TOKEN is not set: the admin token is in ${file} — e.g. curl -H "Authorization: Bearer $(cat ${file})" …/api/breaches`,
+  );
+  return token;
+}
+
+async function readToken(file: string): Promise<string | undefined> {
+  try {
+    const token = (await readFile(file, 'utf8')).trim();
+    return token.length >= 8 ? token : undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}

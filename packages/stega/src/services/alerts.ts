@@ -1,0 +1,38 @@
+import {
+  type AlertFilter,
+  type AlertRow,
+  alertGet,
+  alertList,
+  alertMarkRead,
+} from '../db/alerts.js';
+import type { Actor, ServiceContext } from './context.js';
+import { NotFoundError } from './errors.js';
+
+/**
+ * In-app alerts. A token bound to an agent sees that agent's alerts and those for everyone;
+ * other tokens see all (optionally filtered by agent).
+ */
+export async function listAlerts(
+  ctx: ServiceContext,
+  actor: Actor,
+  filter: AlertFilter,
+): Promise<AlertRow[]> {
+  const scoped = actor.agentId !== null ? { ...filter, agent_id: actor.agentId } : filter;
+  return alertList(ctx.pool, scoped);
+}
+
+/** Marks an alert read. @throws NotFoundError (also for another agent's alert). */
+export async function markAlertRead(
+  ctx: ServiceContext,
+  actor: Actor,
+  id: number,
+): Promise<AlertRow> {
+  const alert = await alertGet(ctx.pool, id);
+  if (
+    !alert ||
+    (actor.agentId !== null && alert.agent_id !== null && alert.agent_id !== actor.agentId)
+  ) {
+    throw new NotFoundError('alert', id);
+  }
+  return (await alertMarkRead(ctx.pool, id, ctx.now())) as AlertRow;
+}

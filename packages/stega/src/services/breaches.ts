@@ -1,0 +1,47 @@
+import type { Queryable } from '@stega/pgque';
+import { type BreachFilter, type BreachRow, breachList } from '../db/breach-reads.js';
+import { deliveryListForAlerts } from '../db/deliveries.js';
+import type { ServiceContext } from './context.js';
+
+/** One delivery of a breach alert, as GET /api/breaches promises it. */
+export interface BreachDeliveryView {
+  channel: 'in_app' | 'email' | 'webhook';
+  status: 'pending' | 'delivered' | 'failed';
+  /** The subconsumer (sla-breach-worker replica) that delivered it. */
+  delivered_by: string | null;
+  recipient: string;
+  delivered_at: Date | null;
+}
+
+export interface BreachView extends BreachRow {
+  deliveries: BreachDeliveryView[];
+}
+
+/** Attaches each breach's deliveries (one query for all of them). */
+export async function breachViewsOf(db: Queryable, breaches: BreachRow[]): Promise<BreachView[]> {
+  const deliveries = await deliveryListForAlerts(
+    db,
+    'breach',
+    breaches.map((b) => b.id),
+  );
+  return breaches.map((breach) => ({
+    ...breach,
+    deliveries: deliveries
+      .filter((d) => d.alert_id === breach.id)
+      .map((d) => ({
+        channel: d.channel,
+        status: d.status,
+        delivered_by: d.delivered_by,
+        recipient: d.recipient,
+        delivered_at: d.delivered_at,
+      })),
+  }));
+}
+
+/** Breaches, most recently detected first, each with its deliveries. */
+export async function listBreaches(
+  ctx: ServiceContext,
+  filter: BreachFilter,
+): Promise<BreachView[]> {
+  return breachViewsOf(ctx.pool, await breachList(ctx.pool, filter));
+}

@@ -1,0 +1,92 @@
+import {
+  type CalendarRow,
+  calendarDelete,
+  calendarGet,
+  calendarInsert,
+  calendarList,
+  calendarUpdate,
+  calendarUsage,
+} from '../db/calendars.js';
+import { inTransaction } from '../db/pool.js';
+import { type BusinessCalendar, parseCalendar } from '../domain/index.js';
+import type { ServiceContext } from './context.js';
+import { ConflictError, NotFoundError, toAppError } from './errors.js';
+import { calendarOfRow } from './sla.js';
+
+/** A calendar as the API shows it: its name and id with the domain's calendar fields. */
+export type CalendarView = { id: number; name: string; updated_at: Date } & BusinessCalendar;
+
+export function calendarView(row: CalendarRow): CalendarView {
+  return { ...calendarOfRow(row), id: row.id, name: row.name, updated_at: row.updated_at };
+}
+
+const NAME_TAKEN = { calendars_name_key: 'name' };
+
+export async function listCalendars(ctx: ServiceContext): Promise<CalendarView[]> {
+  return (await calendarList(ctx.pool)).map(calendarView);
+}
+
+/** @throws NotFoundError */
+export async function getCalendar(ctx: ServiceContext, id: number): Promise<CalendarView> {
+  const row = await calendarGet(ctx.pool, id);
+  if (!row) throw new NotFoundError('calendar', id);
+  return calendarView(row);
+}
+
+/** Stores a validated calendar. @throws ConflictError when the name is taken. */
+export async function createCalendar(
+  ctx: ServiceContext,
+  input: { name: string; calendar: BusinessCalendar },
+): Promise<CalendarView> {
+  try {
+    const row = await calendarInsert(ctx.pool, { name: input.name, ...input.calendar }, ctx.now());
+    return calendarView(row);
+  } catch (error) {
+    throw toAppError(error, NAME_TAKEN);
+  }
+}
+
+/**
+ * Changes some fields; the merged calendar is validated as a whole (leaving `always_open`
+ * needs `weekly_hours`). Clocks already running keep their due times until
+ * their next recomputation (pause, resume, reopen, new targets).
+ * @throws NotFoundError, ValidationError naming the fields, ConflictError for a taken name.
+ */
+export async function updateCalendar(
+  ctx: ServiceContext,
+  id: number,
+  patch: Record<string, unknown> & { name?: string },
+): Promise<CalendarView> {
+  try {
+    return await inTransaction(ctx.pool, async (tx) => {
+      const row = await calendarGet(tx, id);
+      if (!row) throw new NotFoundError('calendar', id);
+      const { name, ...fields } = patch;
+      const current = calendarOfRow(row);
+      const calendar = parseCalendar({ ...current, ...fields });
+      const updated = await calendarUpdate(
+        tx,
+        id,
+        { name: name ?? row.name, ...calendar },
+        ctx.now(),
+      );
+      return calendarView(updated as CalendarRow);
+    });
+  } catch (error) {
+    throw toAppError(error, NAME_TAKEN);
+  }
+}
+
+/** @throws NotFoundError, ConflictError while a policy or a ticket's clock uses it. */
+export async function deleteCalendar(ctx: ServiceContext, id: number): Promise<void> {
+  await inTransaction(ctx.pool, async (tx) => {
+    if (!(await calendarGet(tx, id))) throw new NotFoundError('calendar', id);
+    const usage = await calendarUsage(tx, id);
+    if (usage.policies + usage.clocks > 0) {
+      throw new ConflictError(
+        `calendar ${id} is used by ${usage.policies} policies and ${usage.clocks} SLA clocks`,
+      );
+    }
+    await calendarDelete(tx, id);
+  });
+}

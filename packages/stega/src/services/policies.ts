@@ -1,0 +1,153 @@
+import type { Queryable } from '@stega/pgque';
+import { calendarGet } from '../db/calendars.js';
+import {
+  type AlertChannels,
+  type PolicyFields,
+  type PolicyRow,
+  policyDelete,
+  policyGet,
+  policyInsert,
+  policyList,
+  policyTicketCount,
+  policyUpdate,
+} from '../db/policies.js';
+import { inTransaction } from '../db/pool.js';
+import type { Priority } from '../domain/index.js';
+import type { ServiceContext } from './context.js';
+import { ConflictError, NotFoundError, toAppError, ValidationError } from './errors.js';
+
+/** A policy as the API shows it: webhook secrets are never returned, only whether one is set. */
+export interface PolicyView extends Omit<PolicyRow, 'alert_channels'> {
+  alert_channels: {
+    in_app: boolean;
+    email: string[];
+    webhooks: { url: string; has_secret: boolean }[];
+  };
+}
+
+export function policyView(row: PolicyRow): PolicyView {
+  return {
+    ...row,
+    alert_channels: {
+      in_app: row.alert_channels.in_app ?? false,
+      email: row.alert_channels.email ?? [],
+      webhooks: (row.alert_channels.webhooks ?? []).map((w) => ({
+        url: w.url,
+        has_secret: Boolean(w.secret),
+      })),
+    },
+  };
+}
+
+export interface PolicyInput {
+  name?: string;
+  priority: Priority;
+  requester_org?: string | null;
+  first_response_minutes: number;
+  resolution_minutes: number;
+  calendar_id: number;
+  alert_channels?: AlertChannels;
+}
+
+const DEFAULT_CHANNELS: AlertChannels = { in_app: true };
+
+export async function listPolicies(ctx: ServiceContext): Promise<PolicyView[]> {
+  return (await policyList(ctx.pool)).map(policyView);
+}
+
+/** @throws NotFoundError */
+export async function getPolicy(ctx: ServiceContext, id: number): Promise<PolicyView> {
+  const row = await policyGet(ctx.pool, id);
+  if (!row) throw new NotFoundError('SLA policy', id);
+  return policyView(row);
+}
+
+/**
+ * Stores a policy for a priority and, optionally, one requester organisation.
+ * @throws ValidationError for an unknown calendar, ConflictError when the scope has a policy.
+ */
+export async function createPolicy(ctx: ServiceContext, input: PolicyInput): Promise<PolicyView> {
+  const fields = fieldsOf(input, undefined);
+  return withPolicyErrors(fields, async () => {
+    return inTransaction(ctx.pool, async (tx) => {
+      await requireCalendar(tx, fields.calendar_id);
+      return policyView(await policyInsert(tx, fields, ctx.now()));
+    });
+  });
+}
+
+/**
+ * Changes some fields of a policy. New targets apply to tickets created (or re-prioritised)
+ * afterwards; running clocks keep theirs.
+ */
+export async function updatePolicy(
+  ctx: ServiceContext,
+  id: number,
+  patch: Partial<PolicyInput>,
+): Promise<PolicyView> {
+  return inTransaction(ctx.pool, async (tx) => {
+    const current = await policyGet(tx, id);
+    if (!current) throw new NotFoundError('SLA policy', id);
+    const fields = fieldsOf({ ...current, ...patch }, current);
+    return withPolicyErrors(fields, async () => {
+      if (patch.calendar_id !== undefined) await requireCalendar(tx, fields.calendar_id);
+      return policyView((await policyUpdate(tx, id, fields, ctx.now())) as PolicyRow);
+    });
+  });
+}
+
+/** @throws NotFoundError, ConflictError while tickets were given the policy. */
+export async function deletePolicy(ctx: ServiceContext, id: number): Promise<void> {
+  await inTransaction(ctx.pool, async (tx) => {
+    if (!(await policyGet(tx, id))) throw new NotFoundError('SLA policy', id);
+    const tickets = await policyTicketCount(tx, id);
+    if (tickets > 0) {
+      throw new ConflictError(
+        `SLA policy ${id} was given to ${tickets} tickets; change it instead`,
+      );
+    }
+    await policyDelete(tx, id);
+  });
+}
+
+function fieldsOf(input: PolicyInput, current: PolicyRow | undefined): PolicyFields {
+  const requesterOrg = input.requester_org ?? null;
+  return {
+    name:
+      input.name ??
+      (current && current.priority === input.priority && current.requester_org === requesterOrg
+        ? current.name
+        : `${input.priority} (${requesterOrg ?? 'every organisation'})`),
+    priority: input.priority,
+    requester_org: requesterOrg,
+    first_response_minutes: input.first_response_minutes,
+    resolution_minutes: input.resolution_minutes,
+    calendar_id: input.calendar_id,
+    alert_channels: input.alert_channels ?? current?.alert_channels ?? DEFAULT_CHANNELS,
+  };
+}
+
+async function requireCalendar(tx: Queryable, id: number): Promise<void> {
+  if (!(await calendarGet(tx, id))) {
+    throw new ValidationError([{ path: 'calendar_id', message: `no calendar with id ${id}` }]);
+  }
+}
+
+async function withPolicyErrors<T>(fields: PolicyFields, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const mapped = toAppError(error);
+    if (mapped instanceof ConflictError && (error as { code?: string }).code === '23505') {
+      const scope = `priority ${fields.priority} and ${fields.requester_org === null ? 'every organisation' : `organisation ${JSON.stringify(fields.requester_org)}`}`;
+      throw new ConflictError(`an SLA policy for ${scope} already exists`, {
+        cause: error,
+        issues: [
+          { path: 'priority', message: `already has a policy for this organisation` },
+          { path: 'requester_org', message: `already has a policy for this priority` },
+        ],
+      });
+    }
+    throw mapped;
+  }
+}

@@ -1,0 +1,99 @@
+import type { ActivityEntry } from '../db/activity.js';
+import { type AgentRow, agentGet } from '../db/agents.js';
+import type { CommentRow } from '../db/comments.js';
+import { commentInsert } from '../db/comments.js';
+import { inTransaction } from '../db/pool.js';
+import { ticketUpdate } from '../db/tickets.js';
+import { recordAgentReply } from '../domain/index.js';
+import type { Actor, ServiceContext } from './context.js';
+import { ValidationError } from './errors.js';
+import { loadSla, lockTicket, logActivity, storeSla } from './ticket-store.js';
+
+export interface CommentInput {
+  body: string;
+  /** Visible to the requester (default true). Only a public agent reply is a first response. */
+  public_reply?: boolean;
+  /** Write as this agent; only for tokens not bound to an agent (those write as their agent). */
+  agent_id?: number | null;
+  /** Author shown for a comment by no agent (default: the token's name). */
+  author_name?: string;
+}
+
+/**
+ * Adds a comment. The first public reply by an agent stops the first-response clock and
+ * stamps `first_responded_at`. One transaction, logged.
+ */
+export async function addComment(
+  ctx: ServiceContext,
+  actor: Actor,
+  ticketId: number,
+  input: CommentInput,
+): Promise<CommentRow> {
+  const now = ctx.now();
+  return inTransaction(ctx.pool, async (tx) => {
+    const ticket = await lockTicket(tx, ticketId);
+    const agent = await authorAgent(tx, actor, input);
+    const agentId = agent?.id ?? null;
+    const publicReply = input.public_reply ?? true;
+    const comment = await commentInsert(
+      tx,
+      {
+        ticket_id: ticketId,
+        author_agent_id: agentId,
+        author_name: agent?.name ?? input.author_name ?? actor.name,
+        body: input.body,
+        public_reply: publicReply,
+      },
+      now,
+    );
+    const firstResponse = agentId !== null && publicReply && ticket.first_responded_at === null;
+    const entries: ActivityEntry[] = [
+      {
+        action: 'commented',
+        details: {
+          comment_id: comment.id,
+          public_reply: publicReply,
+          agent_id: agentId,
+          first_response: firstResponse,
+        },
+      },
+    ];
+    if (agentId !== null && publicReply) {
+      const stored = await loadSla(tx, ticket);
+      if (stored) {
+        const sla = recordAgentReply(stored.calendar, stored.sla, now);
+        entries.push(...(await storeSla(tx, ctx, ticketId, stored.sla, { ...stored, sla })));
+      }
+    }
+    await ticketUpdate(tx, ticketId, firstResponse ? { first_responded_at: now } : {}, now);
+    await logActivity(tx, ticketId, actor, entries, now);
+    return comment;
+  });
+}
+
+/** The agent writing: the token's own, else the one named by `agent_id`, else none. */
+async function authorAgent(
+  tx: Parameters<typeof agentGet>[0],
+  actor: Actor,
+  input: CommentInput,
+): Promise<AgentRow | undefined> {
+  if (actor.agentId !== null) {
+    if (input.agent_id != null && input.agent_id !== actor.agentId) {
+      throw new ValidationError([
+        {
+          path: 'agent_id',
+          message: `this token belongs to agent ${actor.agentId} and writes as that agent`,
+        },
+      ]);
+    }
+    return agentGet(tx, actor.agentId);
+  }
+  if (input.agent_id == null) return undefined;
+  const agent = await agentGet(tx, input.agent_id);
+  if (!agent) {
+    throw new ValidationError([
+      { path: 'agent_id', message: `no agent with id ${input.agent_id}` },
+    ]);
+  }
+  return agent;
+}

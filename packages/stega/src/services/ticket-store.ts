@@ -1,0 +1,73 @@
+import type { Queryable } from '@stega/pgque';
+import { type ActivityEntry, activityInsert } from '../db/activity.js';
+import { agentGet } from '../db/agents.js';
+import { type CalendarRow, calendarGet } from '../db/calendars.js';
+import { clockListByTicket, clockSave } from '../db/clocks.js';
+import { type TicketRow, ticketLock } from '../db/tickets.js';
+import type { BusinessCalendar, TicketSla } from '../domain/index.js';
+import type { Actor, ServiceContext } from './context.js';
+import { NotFoundError, ValidationError } from './errors.js';
+import { calendarOfRow, clockChanges, clockRowsOf, ticketSlaOf } from './sla.js';
+
+/** Shared steps of the ticket operations; each runs inside the operation's transaction. */
+
+/** A ticket's SLA with the calendar its clocks run on; undefined for a ticket without SLA. */
+export interface StoredSla {
+  sla: TicketSla;
+  calendarId: number;
+  calendar: BusinessCalendar;
+}
+
+/** Locks the ticket for the rest of the transaction. @throws NotFoundError */
+export async function lockTicket(tx: Queryable, id: number): Promise<TicketRow> {
+  const ticket = await ticketLock(tx, id);
+  if (!ticket) throw new NotFoundError('ticket', id);
+  return ticket;
+}
+
+export async function loadSla(tx: Queryable, ticket: TicketRow): Promise<StoredSla | undefined> {
+  const rows = await clockListByTicket(tx, ticket.id);
+  const sla = ticketSlaOf(ticket.status, rows);
+  const calendarId = rows[0]?.calendar_id;
+  if (!sla || calendarId === undefined) return undefined;
+  const calendar = (await calendarGet(tx, calendarId)) as CalendarRow;
+  return { sla, calendarId, calendar: calendarOfRow(calendar) };
+}
+
+/**
+ * Stores the new SLA (due and warning instants recomputed) and returns the activity entries
+ * describing what changed on the clocks.
+ */
+export async function storeSla(
+  tx: Queryable,
+  ctx: ServiceContext,
+  ticketId: number,
+  before: TicketSla | undefined,
+  after: StoredSla,
+): Promise<ActivityEntry[]> {
+  const changes = clockChanges(before, after.sla);
+  if (changes.length > 0) {
+    await clockSave(
+      tx,
+      clockRowsOf(ticketId, after.calendarId, after.calendar, after.sla, ctx.warningShare),
+    );
+  }
+  return changes;
+}
+
+export async function logActivity(
+  tx: Queryable,
+  ticketId: number,
+  actor: Actor,
+  entries: ActivityEntry[],
+  now: Date,
+): Promise<void> {
+  await activityInsert(tx, ticketId, actor.name, entries, now);
+}
+
+/** @throws ValidationError naming `field` when no agent has the id. */
+export async function requireAgent(tx: Queryable, id: number, field: string): Promise<void> {
+  if (!(await agentGet(tx, id))) {
+    throw new ValidationError([{ path: field, message: `no agent with id ${id}` }]);
+  }
+}
