@@ -11,6 +11,7 @@ as $$
 declare
   q pgque.queue;
   n int;
+  gone_consumers int4[];
 begin
   select * into q from pgque.queue where queue_name = x_queue_name for update;
   if not found then
@@ -20,11 +21,14 @@ begin
     if not coalesce(x_force, false) then
       raise exception 'cannot drop queue, consumers still attached';
     end if;
+    -- two statements: a data-modifying CTE's deletes are invisible to its outer query,
+    -- so "no other subscription" must be checked after the delete has happened
     with gone as (
       delete from pgque.subscription where sub_queue = q.queue_id returning sub_consumer
     )
+    select pg_catalog.array_agg(sub_consumer) into gone_consumers from gone;
     delete from pgque.consumer c
-     where c.co_id in (select sub_consumer from gone)
+     where c.co_id = any (gone_consumers)
        and not exists (select 1 from pgque.subscription s where s.sub_consumer = c.co_id);
   end if;
   delete from pgque.retry_queue where ev_queue = q.queue_id;
