@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../../../../test-support/
 import { loadConfig } from '../../src/config.js';
 import { createPool } from '../../src/db/pool.js';
 import { buildApp } from '../../src/http/app.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger, type Logger } from '../../src/log.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -36,7 +36,10 @@ export interface TestApp {
 }
 
 /** A fresh migrated database and an app on it with a movable clock; closed after the file. */
-export async function startTestApp(startAt = '2026-03-02T09:00:00Z'): Promise<TestApp> {
+export async function startTestApp(
+  startAt = '2026-03-02T09:00:00Z',
+  logger: Logger = createLogger('silent', 'test'),
+): Promise<TestApp> {
   const db = await createTestDatabase({ template: 'stega' });
   const pool = createPool(db.url, 5);
   const clock = new TestClock(new Date(startAt));
@@ -47,7 +50,7 @@ export async function startTestApp(startAt = '2026-03-02T09:00:00Z'): Promise<Te
   const app = await buildApp({
     pool,
     config,
-    logger: createLogger('silent', 'test'),
+    logger,
     now: clock.now,
   });
   afterAll(async () => {

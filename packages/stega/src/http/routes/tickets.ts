@@ -44,16 +44,22 @@ const patchBody = z
   .refine((body) => Object.keys(body).length > 0, { error: 'give at least one field to change' });
 
 const listQuery = z.strictObject({
-  status: queryList(ticketStatusSchema).optional(),
-  priority: queryList(prioritySchema).optional(),
+  status: queryList(ticketStatusSchema)
+    .optional()
+    .describe('comma-separated, e.g. open,in_progress'),
+  priority: queryList(prioritySchema).optional().describe('comma-separated, e.g. urgent,high'),
   assignee_id: z
     .union([z.literal('none'), z.coerce.number().int().positive()], {
       error: 'must be an agent id or "none"',
     })
     .optional(),
   requester_org: z.string().min(1).optional(),
-  breached: queryBoolean.optional(),
-  at_risk: queryBoolean.optional(),
+  breached: queryBoolean
+    .optional()
+    .describe('a breach was recorded, or a clock missed (or is past) its due time'),
+  at_risk: queryBoolean
+    .optional()
+    .describe('a running clock is past its warning share of the target but not yet due'),
   ...pageQuery,
 });
 
