@@ -11,6 +11,7 @@
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { type BenchServer, benchQueueName, connect, startBenchServer } from './database.js';
+import { pgbench, pgbenchBinary } from './pgbench.js';
 import {
   benchOptions,
   loadAverage,
@@ -41,11 +42,23 @@ const FULL: Sizes = {
 const QUICK: Sizes = { batchEvents: 10_000, singleEvents: { 1: 500, 4: 1_000 }, backlog: 10_000 };
 
 const payloads = Array.from({ length: BATCH }, (_, i) => payload(i));
+/**
+ * The 1,000 payloads as one text[] literal, built once: node-pg's own array serialisation
+ * costs ~2 ms per call on this machine, client work that says nothing about the engine.
+ */
+const payloadArray = arrayLiteral(payloads);
 
 type ProducerMode = 'send_batch(1000)' | 'send';
+type ProducerClient = 'node-pg' | 'pgbench';
 
-/** One producer run on a fresh queue; returns events/s. */
-async function produce(url: string, mode: ProducerMode, connections: number, total: number) {
+interface ProducerCase {
+  mode: ProducerMode;
+  connections: 1 | 4;
+  events: number;
+}
+
+/** One producer run with node-pg on a fresh queue; returns events/s. */
+async function produce(url: string, { mode, connections, events }: ProducerCase) {
   const queue = benchQueueName('p');
   const clients = await Promise.all(Array.from({ length: connections }, () => connect(url)));
   const [first] = clients as [pg.Client];
@@ -53,22 +66,41 @@ async function produce(url: string, mode: ProducerMode, connections: number, tot
     await first.query('select pgque.create_queue($1)', [queue]);
     // One call per connection before the clock starts: plan caches, first-event quirk.
     await Promise.all(clients.map((client) => sendOne(client, queue, 0)));
-    const perClient = Math.floor(total / connections);
+    const calls = Math.round(events / (mode === 'send' ? 1 : BATCH) / connections);
     const started = performance.now();
     await Promise.all(
       clients.map(async (client, c) => {
-        if (mode === 'send') {
-          for (let i = 0; i < perClient; i++) await sendOne(client, queue, c * perClient + i);
-        } else {
-          for (let sent = 0; sent < perClient; sent += BATCH) await sendBatch(client, queue);
+        for (let i = 0; i < calls; i++) {
+          if (mode === 'send') await sendOne(client, queue, c * calls + i);
+          else await sendBatch(client, queue);
         }
       }),
     );
     const elapsed = performance.now() - started;
-    return rate(perClient * connections, elapsed);
+    return rate(calls * connections * (mode === 'send' ? 1 : BATCH), elapsed);
   } finally {
     await first.query('select pgque.drop_queue($1, true)', [queue]).catch(() => {});
     await Promise.all(clients.map((client) => client.end()));
+  }
+}
+
+/** The same run driven by pgbench (a C client), when it is installed; events/s. */
+async function producePgbench(url: string, { mode, connections, events }: ProducerCase) {
+  const queue = benchQueueName('p');
+  const client = await connect(url);
+  try {
+    await client.query('select pgque.create_queue($1)', [queue]);
+    await sendOne(client, queue, 0);
+    const perCall = mode === 'send' ? 1 : BATCH;
+    const script =
+      mode === 'send'
+        ? `select pgque.send(${quote(queue)}::text, 'bench'::text, ${quote(payloads[0] as string)}::text);`
+        : `select pgque.send_batch(${quote(queue)}::text, 'bench'::text, ${quote(payloadArray)}::text[]);`;
+    const tps = await pgbench(url, script, connections, Math.round(events / perCall / connections));
+    return Math.round(tps * perCall);
+  } finally {
+    await client.query('select pgque.drop_queue($1, true)', [queue]).catch(() => {});
+    await client.end();
   }
 }
 
@@ -84,8 +116,16 @@ function sendBatch(client: pg.Client, queue: string) {
   return client.query('select pgque.send_batch($1::text, $2::text, $3::text[])', [
     queue,
     'bench',
-    payloads,
+    payloadArray,
   ]);
+}
+
+function arrayLiteral(values: string[]): string {
+  return `{${values.map((v) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
+}
+
+function quote(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
 }
 
 interface DeadTuples {
@@ -278,20 +318,28 @@ async function main(argv = process.argv.slice(2)) {
   try {
     const settings = await server.describe();
     const producerUrl = await server.freshDatabase();
-    const producerCases: { mode: ProducerMode; connections: 1 | 4; events: number }[] = [
+    const producerCases: ProducerCase[] = [
       { mode: 'send_batch(1000)', connections: 1, events: sizes.batchEvents },
       { mode: 'send_batch(1000)', connections: 4, events: sizes.batchEvents },
       { mode: 'send', connections: 1, events: sizes.singleEvents[1] },
       { mode: 'send', connections: 4, events: sizes.singleEvents[4] },
     ];
+    const kinds: ProducerClient[] = pgbenchBinary() ? ['node-pg', 'pgbench'] : ['node-pg'];
+    if (kinds.length === 1) console.log('  (pgbench not found: node-pg figures only)');
     const producer = [];
     for (const c of producerCases) {
-      const runs: number[] = [];
-      for (let r = 0; r < options.runs; r++) {
-        runs.push(await produce(producerUrl, c.mode, c.connections, c.events));
+      for (const client of kinds) {
+        const runs: number[] = [];
+        for (let r = 0; r < options.runs; r++) {
+          runs.push(
+            client === 'node-pg'
+              ? await produce(producerUrl, c)
+              : await producePgbench(producerUrl, c),
+          );
+        }
+        producer.push({ ...c, client, runs, eventsPerSec: median(runs) });
+        console.log(`  producer ${c.mode} x${c.connections} (${client}): ${runs.join(', ')} ev/s`);
       }
-      producer.push({ ...c, runs, eventsPerSec: median(runs) });
-      console.log(`  producer ${c.mode} x${c.connections}: ${runs.join(', ')} ev/s`);
     }
     await server.dropDatabase(producerUrl);
 
@@ -312,15 +360,15 @@ async function main(argv = process.argv.slice(2)) {
     };
     const figures = [
       ...producer.map((p) => ({
-        figure: `producer ${p.mode} x${p.connections}`,
+        figure: `producer ${p.mode} x${p.connections} (${p.client})`,
         events: p.events,
         'ev/s (median)': p.eventsPerSec,
         runs: p.runs.join(' / '),
-        reference: reference[`${p.mode} x${p.connections}`] ?? '',
+        reference: reference[`${p.mode} x${p.connections}`] ?? '-',
         ratio: ratio(p.eventsPerSec, reference[`${p.mode} x${p.connections}`]),
       })),
       {
-        figure: 'consumer receive+ack, rows to client',
+        figure: 'consumer receive+ack, rows to client (node-pg)',
         events: sizes.backlog,
         'ev/s (median)': median(drains.map((d) => d.fetchEventsPerSec)),
         runs: drains.map((d) => d.fetchEventsPerSec).join(' / '),
@@ -328,7 +376,7 @@ async function main(argv = process.argv.slice(2)) {
         ratio: ratio(median(drains.map((d) => d.fetchEventsPerSec)), 300_000),
       },
       {
-        figure: 'consumer receive+ack, count server-side',
+        figure: 'consumer receive+ack, rows counted server-side',
         events: sizes.backlog,
         'ev/s (median)': median(drains.map((d) => d.serverEventsPerSec)),
         runs: drains.map((d) => d.serverEventsPerSec).join(' / '),
@@ -385,7 +433,7 @@ async function main(argv = process.argv.slice(2)) {
 }
 
 function ratio(value: number, reference: number | undefined): number | string {
-  return reference ? Math.round((value / reference) * 100) / 100 : '';
+  return reference ? Math.round((value / reference) * 100) / 100 : '-';
 }
 
 main().catch((error) => {

@@ -16,17 +16,24 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BENCHMARKS = ['queue-throughput', 'coop-scaling', 'latency'];
+const VALUE_OPTIONS = new Set(['--runs']);
 
 const args = process.argv.slice(2);
-const names = args.filter((arg) => BENCHMARKS.includes(arg));
-const unknown = args.filter(
-  (arg) => !arg.startsWith('-') && !/^\d+$/.test(arg) && !BENCHMARKS.includes(arg),
-);
-if (unknown.length > 0) {
-  console.error(`unknown benchmark: ${unknown.join(', ')} (known: ${BENCHMARKS.join(', ')})`);
-  process.exit(2);
+const names: string[] = [];
+const options: string[] = [];
+for (let i = 0; i < args.length; i++) {
+  const arg = args[i] as string;
+  if (arg.startsWith('-')) {
+    options.push(arg);
+    // `--runs 1` keeps its value; other options are flags or use `--name=value`.
+    if (VALUE_OPTIONS.has(arg) && args[i + 1] !== undefined) options.push(args[++i] as string);
+  } else if (BENCHMARKS.includes(arg)) {
+    names.push(arg);
+  } else {
+    console.error(`unknown benchmark: ${arg} (known: ${BENCHMARKS.join(', ')})`);
+    process.exit(2);
+  }
 }
-const options = args.filter((arg) => !BENCHMARKS.includes(arg));
 const selected = names.length > 0 ? names : BENCHMARKS;
 
 let failed = 0;
