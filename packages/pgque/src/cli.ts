@@ -24,13 +24,32 @@ export function parseDatabaseUrl(raw: string | undefined): string {
 
 export class CliError extends Error {}
 
-async function withPool<T>(rawUrl: string | undefined, work: (pool: pg.Pool) => Promise<T>) {
+/**
+ * Names a failure for the user: connecting (network, authentication, no such database,
+ * server starting or stopping) or the action itself (e.g. missing privileges).
+ */
+export function failureMessage(action: string, error: unknown): string {
+  const { code, severity, message } = error as {
+    code?: unknown;
+    severity?: unknown;
+    message: string;
+  };
+  const sqlstate = typeof severity === 'string' && typeof code === 'string' ? code : null;
+  const connecting = sqlstate === null || /^(08|28|3D|57P0[1-3])/.test(sqlstate);
+  return connecting ? `cannot reach the database: ${message}` : `${action} failed: ${message}`;
+}
+
+async function withPool<T>(
+  rawUrl: string | undefined,
+  action: string,
+  work: (pool: pg.Pool) => Promise<T>,
+) {
   const pool = new pg.Pool({ connectionString: parseDatabaseUrl(rawUrl), max: 1 });
   try {
     return await work(pool);
   } catch (error) {
     if (error instanceof CliError) throw error;
-    throw new CliError(`cannot reach the database: ${(error as Error).message}`);
+    throw new CliError(failureMessage(action, error));
   } finally {
     await pool.end();
   }
@@ -48,8 +67,8 @@ export function buildProgram(out: (text: string) => void): Command {
     .description('install or upgrade schema pgque in the database (idempotent)')
     .argument('[database-url]', 'postgres://… URL of the target database')
     .action(async (url?: string) => {
-      const before = await withPool(url, installedVersion);
-      const { version } = await withPool(url, install);
+      const before = await withPool(url, 'install', installedVersion);
+      const { version } = await withPool(url, 'install', install);
       out(
         before === null
           ? `pgque ${version} installed\n`
@@ -62,7 +81,7 @@ export function buildProgram(out: (text: string) => void): Command {
     .description('drop schema pgque and everything in it (roles are kept)')
     .argument('[database-url]', 'postgres://… URL of the target database')
     .action(async (url?: string) => {
-      await withPool(url, uninstall);
+      await withPool(url, 'uninstall', uninstall);
       out('pgque uninstalled\n');
     });
 

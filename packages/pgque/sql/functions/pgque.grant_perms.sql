@@ -1,5 +1,6 @@
 -- grant_perms: deny-by-default grants on a queue's event tables and sequences.
--- Readers may select events, admins own everything; PUBLIC and writers get nothing
+-- Readers may select events, admins get all rights (as grants.sql gives them on every
+-- table and sequence, so a reinstall changes nothing); PUBLIC and writers get nothing
 -- (writers insert only through security-definer functions).
 -- params: queue name. returns: 1, or 0 for an unknown queue.
 create or replace function pgque.grant_perms(x_queue_name text)
@@ -25,7 +26,8 @@ begin
   end loop;
   foreach tbl in array array[q.queue_event_seq, q.queue_tick_seq] loop
     execute pg_catalog.format('revoke all on sequence %s from public', tbl);
-    execute pg_catalog.format('grant select on sequence %s to pgque_reader, pgque_admin', tbl);
+    execute pg_catalog.format('grant select on sequence %s to pgque_reader', tbl);
+    execute pg_catalog.format('grant all on sequence %s to pgque_admin', tbl);
   end loop;
   return 1;
 end;

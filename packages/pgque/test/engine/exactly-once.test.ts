@@ -23,7 +23,7 @@ import {
 const { pool, url } = await createTestDatabase();
 
 const PRODUCERS = 6;
-const TRANSACTIONS_PER_PRODUCER = Number(process.env.PGQUE_STRESS_TX ?? 40);
+const TRANSACTIONS_PER_PRODUCER = Number(process.env.PGQUE_STRESS_TX ?? 60);
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -187,3 +187,60 @@ export function prng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/**
+ * Everything install could change, read from the catalogs: relations (with their files,
+ * so a rewrite shows), columns, constraints, indexes, functions (source, rights,
+ * settings), types, sequences' positions, grants, role memberships and recorded
+ * migrations. With `stable` false, object ids and files are left out so two databases
+ * can be compared.
+ */
+export async function schemaSnapshot(db: Db, stable = true) {
+  const q = async (text: string) => (await db.query(text)).rows;
+  const ids = stable ? 'c.oid::int as oid, c.relfilenode::int as file,' : '';
+  const pids = stable ? 'p.oid::int as oid,' : '';
+  return {
+    schema: await q(`select nspname, nspowner::regrole::text as owner, nspacl::text as acl
+                       from pg_namespace where nspname = 'pgque'`),
+    relations: await q(`select ${ids} c.relname, c.relkind, c.relacl::text as acl,
+                               c.reloptions::text as options, c.relpersistence,
+                               c.relowner::regrole::text as owner,
+                               (select array_agg(i.inhparent::regclass::text order by i.inhparent)
+                                  from pg_inherits i where i.inhrelid = c.oid) as parents
+                          from pg_class c where c.relnamespace = 'pgque'::regnamespace
+                         order by c.relname`),
+    columns:
+      await q(`select c.relname, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod) as type,
+                             a.attnotnull, pg_get_expr(d.adbin, d.adrelid) as default, a.attacl::text as acl
+                        from pg_attribute a join pg_class c on c.oid = a.attrelid
+                        left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+                       where c.relnamespace = 'pgque'::regnamespace and a.attnum > 0 and not a.attisdropped
+                       order by c.relname, a.attnum`),
+    constraints:
+      await q(`select conrelid::regclass::text as rel, conname, pg_get_constraintdef(oid) as def
+                            from pg_constraint where connamespace = 'pgque'::regnamespace
+                           order by 1, 2`),
+    indexes: await q(`select indexrelid::regclass::text as name, pg_get_indexdef(indexrelid) as def
+                        from pg_index i join pg_class c on c.oid = i.indexrelid
+                       where c.relnamespace = 'pgque'::regnamespace order by 1`),
+    functions: await q(`select ${pids} p.oid::regprocedure::text as signature, md5(p.prosrc) as src,
+                               p.prokind, p.prosecdef, p.provolatile, p.proisstrict,
+                               p.proconfig::text as config, p.proacl::text as acl,
+                               pg_get_function_result(p.oid) as result,
+                               pg_get_function_arguments(p.oid) as args,
+                               p.proowner::regrole::text as owner
+                          from pg_proc p where p.pronamespace = 'pgque'::regnamespace
+                         order by 2`),
+    types: await q(`select t.typname, t.typtype, t.typacl::text as acl
+                      from pg_type t where t.typnamespace = 'pgque'::regnamespace order by 1`),
+    sequences: await q(`select schemaname, sequencename, last_value
+                          from pg_sequences where schemaname = 'pgque' order by 2`),
+    migrations: await q('select id, name from pgque.schema_migration order by id'),
+    config: await q('select singleton, scheduler, tick_period_ms from pgque.config'),
+    memberships: await q(`select r.rolname as role, m.rolname as member
+                            from pg_auth_members a
+                            join pg_roles r on r.oid = a.roleid join pg_roles m on m.oid = a.member
+                           where r.rolname like 'pgque\\_%' and m.rolname like 'pgque\\_%'
+                           order by 1, 2`),
+  };
+}
