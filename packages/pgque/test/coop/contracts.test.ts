@@ -883,3 +883,42 @@ describe('cooperative consumers: deliberate improvements over upstream', () => {
     ).toEqual([{ consumer_name: `${c}.w1`, current_batch: batch }]);
   });
 });
+
+describe('cooperative consumers: roles', () => {
+  it('a role holding only pgque_reader runs the whole cooperative cycle; a writer cannot', async () => {
+    const { q, c } = await group();
+    const reader = groupName();
+    const writer = groupName();
+    await pool.query(`create role ${reader} nologin in role pgque_reader`);
+    await pool.query(`create role ${writer} nologin in role pgque_writer`);
+    const session = await pool.connect();
+    try {
+      await session.query(`set role ${writer}`);
+      expect(await errorOf(receiveCoop(session, q, c, 'w1'))).toContain('permission denied');
+      await session.query(`set role ${reader}`);
+      expect(await receiveCoop(session, q, c, 'w1')).toEqual([]);
+      await session.query('reset role');
+      const [id] = await sendAndTick(pool, q, ['for the reader']);
+      await session.query(`set role ${reader}`);
+      const got = await receiveCoop(session, q, c, 'w1', 100, '1 minute');
+      expect(got.map((m) => m.msg_id)).toEqual([id]);
+      const batch = got[0]?.batch_id as string;
+      expect(await value(session, 'select pgque.touch_subconsumer($1, $2, $3)', [q, c, 'w1'])).toBe(
+        1,
+      );
+      expect(await nack(session, batch, id as string)).toBe(1);
+      expect(await ack(session, batch)).toBe(1);
+      expect(
+        await value(session, 'select count(*)::int from pgque.get_consumer_info($1)', [q]),
+      ).toBe(2);
+      expect(
+        await value(session, 'select pgque.unregister_subconsumer($1, $2, $3, 1)', [q, c, 'w1']),
+      ).toBe(1);
+    } finally {
+      await session.query('reset role').catch(() => {});
+      session.release(true);
+      await pool.query(`drop role ${reader}`);
+      await pool.query(`drop role ${writer}`);
+    }
+  });
+});
