@@ -154,6 +154,33 @@ describe('first tick, forced tick and the ticker thresholds', () => {
     expect(await ticker(pool, q)).not.toBeNull();
   });
 
+  it('idle ticks in real time never come sooner than the back-off allows', async () => {
+    const q = await freshQueue();
+    await config(pool, q, 'ticker_max_lag', '100 milliseconds');
+    await config(pool, q, 'ticker_idle_period', '400 milliseconds');
+    await ticker(pool, q); // the tick after create_queue comes at once
+    const started = Date.now();
+    while (Date.now() - started < 1500) {
+      await ticker(pool, q);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const { rows } = await pool.query(
+      `select extract(epoch from t.tick_time - lag(t.tick_time) over (order by t.tick_id)) * 1000 as gap
+         from pgque.tick t join pgque.queue q on q.queue_id = t.tick_queue
+        where q.queue_name = $1 order by t.tick_id`,
+      [q],
+    );
+    const gaps = rows.slice(2).map((r) => Number(r.gap));
+    expect(gaps.length).toBeGreaterThanOrEqual(2);
+    // each idle gap is at least max_lag/2 and at least min(2 * previous gap, idle_period)
+    let previous = Number(rows[1]?.gap);
+    for (const gap of gaps) {
+      expect(gap).toBeGreaterThanOrEqual(50);
+      expect(gap).toBeGreaterThanOrEqual(Math.min(2 * previous, 400) - 1);
+      previous = gap;
+    }
+  });
+
   it('ticker() ticks every due queue, skips paused ones, and counts', async () => {
     const a = await freshQueue();
     const b = await freshQueue();
@@ -423,5 +450,122 @@ describe('delivery', () => {
     expect(gone).toHaveLength(1);
     expect(Object.values(gone[0]).every((v) => v === null)).toBe(true);
     expect(await value(pool, 'select pgque.version()')).toBe('0.2.0');
+  });
+
+  it('get_batch_cursor streams a batch through a named cursor', async () => {
+    const q = await freshQueue('c');
+    await sendBatch(pool, q, ['e1', 'e2', 'e3', 'e4', 'e5']);
+    await tick(pool, q);
+    const batch = await value<string>(pool, 'select pgque.next_batch($1, $2)', [q, 'c']);
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      const quick = await client.query(`select ev_data from pgque.get_batch_cursor($1, 'evs', 2)`, [
+        batch,
+      ]);
+      expect(quick.rows.map((r) => r.ev_data)).toEqual(['e1', 'e2']);
+      const rest = await client.query('fetch all from evs');
+      expect(rest.rows.map((r) => r.ev_data)).toEqual(['e3', 'e4', 'e5']);
+      await client.query('close evs');
+      const filtered = await client.query(
+        `select ev_data from pgque.get_batch_cursor($1, 'odd', 10, $2)`,
+        [batch, `ev_data in ('e1', 'e3')`],
+      );
+      expect(filtered.rows.map((r) => r.ev_data)).toEqual(['e1', 'e3']);
+      await client.query('commit');
+    } finally {
+      client.release();
+    }
+    expect(await ack(pool, batch)).toBe(1);
+  });
+
+  it('status() reports the installation', async () => {
+    const { rows } = await pool.query('select * from pgque.status()');
+    const byComponent = new Map(rows.map((r) => [r.component, r]));
+    expect(byComponent.get('pgque')).toMatchObject({ status: 'info', detail: '0.2.0' });
+    expect(byComponent.get('scheduler')?.status).toBe('manual');
+    expect(byComponent.get('ticker')?.status).toBe('stopped');
+    expect(byComponent.get('queues')?.detail).toMatch(/^\d+ queues configured$/);
+    expect(byComponent.get('consumers')?.detail).toMatch(/^\d+ active subscriptions$/);
+  });
+});
+
+describe('batch selection with conditions (next_batch_custom)', () => {
+  /** A consumer at a tick, then three ticks of 3 events each (ticker_max_count 3). */
+  async function threeTicks() {
+    const q = await freshQueue('c');
+    await pastFirstEvent(q, 'c');
+    await config(pool, q, 'ticker_max_count', '3');
+    await config(pool, q, 'ticker_max_lag', '1 hour');
+    const ticks: string[] = [];
+    for (let t = 0; t < 3; t++) {
+      await sendBatch(pool, q, [`t${t}a`, `t${t}b`, `t${t}c`]);
+      const id = await ticker(pool, q);
+      expect(id).not.toBeNull();
+      ticks.push(id as string);
+    }
+    return { q, ticks };
+  }
+
+  const custom = async (
+    q: string,
+    lag: string | null,
+    count: number | null,
+    interval: string | null,
+  ) =>
+    (
+      await pool.query('select * from pgque.next_batch_custom($1, $2, $3, $4, $5)', [
+        q,
+        'c',
+        lag,
+        count,
+        interval,
+      ])
+    ).rows[0];
+
+  it('without conditions the batch ends at the next tick', async () => {
+    const { q, ticks } = await threeTicks();
+    const info = (await pool.query('select * from pgque.next_batch_info($1, $2)', [q, 'c']))
+      .rows[0];
+    expect(info.cur_tick_id).toBe(ticks[0]);
+    expect(Number(info.cur_tick_event_seq) - Number(info.prev_tick_event_seq)).toBe(3);
+    expect(
+      (
+        await pool.query('select ev_data from pgque.get_batch_events($1)', [info.batch_id])
+      ).rows.map((r) => r.ev_data),
+    ).toEqual(['t0a', 't0b', 't0c']);
+  });
+
+  it('min_count takes the newest tick, or the first that qualifies when the newest overshoots twice', async () => {
+    const a = await threeTicks();
+    expect((await custom(a.q, null, 5, null)).cur_tick_id).toBe(a.ticks[2]); // 9 <= 2 * 5
+    const b = await threeTicks();
+    expect((await custom(b.q, null, 4, null)).cur_tick_id).toBe(b.ticks[1]); // 9 > 8: first with >= 4
+    const c = await threeTicks();
+    const none = await custom(c.q, null, 10, null);
+    expect(none.batch_id).toBeNull();
+    expect(await value(pool, 'select pgque.next_batch($1, $2)', [c.q, 'c'])).not.toBeNull();
+  });
+
+  it('min_interval and min_lag look at tick times', async () => {
+    const { q, ticks } = await threeTicks();
+    // spread the three ticks over the last minute: 50 s, 30 s and 10 s ago
+    for (const [i, ago] of [50, 30, 10].entries()) {
+      await pool.query(
+        `update pgque.tick set tick_time = now() - make_interval(secs => $2)
+          where tick_id = $1 and tick_queue = (select queue_id from pgque.queue where queue_name = $3)`,
+        [ticks[i], ago, q],
+      );
+    }
+    await pool.query(
+      `update pgque.tick t set tick_time = now() - interval '60 seconds'
+         from pgque.subscription s join pgque.queue qq on qq.queue_id = s.sub_queue
+        where qq.queue_name = $1 and t.tick_queue = qq.queue_id and t.tick_id = s.sub_last_tick`,
+      [q],
+    );
+    expect((await custom(q, '1 hour', null, null)).batch_id).toBeNull(); // min_lag: too young
+    expect((await custom(q, null, null, '2 minutes')).batch_id).toBeNull();
+    const picked = await custom(q, null, null, '40 seconds'); // newest is 50 s after the cursor
+    expect(picked.cur_tick_id).toBe(ticks[2]);
   });
 });

@@ -214,4 +214,38 @@ describe('rotation', () => {
     await tick(pool, q);
     expect((await consume(pool, q, 'c')).map((m) => m.payload)).toEqual(['old-table', 'new-table']);
   });
+
+  it('event tables are insert-only: tuned storage, and consuming never touches a row', async () => {
+    const q = randomName();
+    await createQueue(pool, q);
+    await subscribe(pool, q, 'c');
+    await subscribe(pool, q, 'd');
+    const { queue_data_pfx: pfx } = await queueRow(pool, q);
+    const { rows: options } = await pool.query(
+      `select relname, reloptions::text as options from pg_class
+        where relnamespace = 'pgque'::regnamespace and relname ~ $1 order by relname`,
+      [`^${pfx.slice('pgque.'.length)}_[0-9]+$`],
+    );
+    expect(options).toHaveLength(3);
+    for (const o of options) {
+      expect(o.options).toContain('fillfactor=100');
+      expect(o.options).toContain('autovacuum_enabled=off');
+    }
+    await sendBatch(
+      pool,
+      q,
+      Array.from({ length: 100 }, (_, i) => `e${i}`),
+    );
+    await tick(pool, q);
+    const rows = await drain(pool, q, 'c');
+    expect(rows).toHaveLength(100);
+    expect(await drain(pool, q, 'd')).toHaveLength(100);
+    // no update, delete or row lock ever set xmax on an event row
+    const touched = await value<number>(
+      pool,
+      `select count(*)::int from ${pfx} where xmax::text::bigint <> 0`,
+    );
+    expect(touched).toBe(0);
+    expect(await value(pool, `select count(*)::int from ${pfx}`)).toBe(100);
+  });
 });

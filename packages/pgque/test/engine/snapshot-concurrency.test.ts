@@ -258,6 +258,60 @@ describe('two sessions, one consumer', () => {
     }
   });
 
+  it('two sessions creating one queue at once: one creates it, the other answers 0', async () => {
+    const a = await connect();
+    const b = await connect();
+    try {
+      for (let round = 0; round < 5; round++) {
+        const q = randomName();
+        const results = await Promise.all(
+          [a, b].map((c) => value<number>(c, 'select pgque.create_queue($1)', [q])),
+        );
+        expect(results.sort()).toEqual([0, 1]);
+      }
+      // and the waiting one really waits for the first to commit
+      const q = randomName();
+      await a.query('begin');
+      expect(await value(a, 'select pgque.create_queue($1)', [q])).toBe(1);
+      const pending = value<number>(b, 'select pgque.create_queue($1)', [q]);
+      await waitForBlocked(b);
+      await a.query('commit');
+      expect(await pending).toBe(0);
+    } finally {
+      await a.end();
+      await b.end();
+    }
+  });
+
+  it('tickers racing on one queue serialise: tick snapshots never go backwards', async () => {
+    const q = await rotatingQueue('c');
+    const clients = await Promise.all([connect(), connect(), connect()]);
+    try {
+      for (let round = 0; round < 20; round++) {
+        await send(pool, q, `r${round}`);
+        await pool.query('select pgque.force_next_tick($1)', [q]);
+        await Promise.all(clients.map((c) => c.query('select pgque.ticker($1)', [q])));
+      }
+      const { rows } = await pool.query(
+        `select pg_snapshot_xmax(tick_snapshot)::text::bigint as xmax, tick_event_seq
+           from pgque.tick t join pgque.queue qq on qq.queue_id = t.tick_queue
+          where qq.queue_name = $1 order by tick_id`,
+        [q],
+      );
+      for (let i = 1; i < rows.length; i++) {
+        expect(BigInt(rows[i].xmax)).toBeGreaterThanOrEqual(BigInt(rows[i - 1].xmax));
+        expect(BigInt(rows[i].tick_event_seq)).toBeGreaterThanOrEqual(
+          BigInt(rows[i - 1].tick_event_seq),
+        );
+      }
+      expect((await drain(pool, q, 'c')).map((m) => m.payload)).toEqual(
+        Array.from({ length: 20 }, (_, i) => `r${i}`),
+      );
+    } finally {
+      await Promise.all(clients.map((c) => c.end()));
+    }
+  });
+
   it('a second receive blocks on the first session and then gets the same batch', async () => {
     const q = await rotatingQueue('c');
     await send(pool, q, 'one');
