@@ -8,6 +8,8 @@ export interface TestServer {
   /** URL of a database on the server that the harness may use to create and drop databases. */
   adminUrl: string;
   stop(): Promise<void>;
+  /** Stops the server and starts it again on the same data and port (embedded only). */
+  restart(): Promise<void>;
 }
 
 export async function freePort(): Promise<number> {
@@ -27,7 +29,15 @@ export async function freePort(): Promise<number> {
 
 export async function startTestServer(workDir: string): Promise<TestServer> {
   const external = process.env.DATABASE_URL;
-  if (external) return { adminUrl: external, stop: async () => {} };
+  if (external) {
+    return {
+      adminUrl: external,
+      stop: async () => {},
+      restart: async () => {
+        throw new Error('cannot restart the server named by DATABASE_URL');
+      },
+    };
+  }
 
   const port = await freePort();
   const dataDir = path.join(workDir, `pg-${process.pid}-${port}`);
@@ -39,7 +49,7 @@ export async function startTestServer(workDir: string): Promise<TestServer> {
     user: 'postgres',
     password: 'postgres',
     port,
-    persistent: false,
+    persistent: true, // stop() below removes the data; restart() must keep it
     createPostgresUser: true, // as root, initdb and postgres run as user postgres
     postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
     onLog: () => {},
@@ -52,6 +62,10 @@ export async function startTestServer(workDir: string): Promise<TestServer> {
     stop: async () => {
       await server.stop();
       rmSync(dataDir, { recursive: true, force: true });
+    },
+    restart: async () => {
+      await server.stop();
+      await server.start();
     },
   };
 }

@@ -1,0 +1,275 @@
+import os from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, randomName } from '../../../../test-support/database.js';
+import {
+  type Client,
+  type CoopConsumer,
+  defaultSubconsumer,
+  type Ticker,
+} from '../../src/index.js';
+import { clientFor, waitFor } from './support.js';
+
+let client: Client;
+let ticker: Ticker;
+const running = new Set<CoopConsumer>();
+
+beforeAll(async () => {
+  const db = await createTestDatabase();
+  client = await clientFor(db.url);
+  ticker = client.newTicker({ period: 20, retryPeriod: 50 });
+  ticker.start();
+  await waitFor(() => ticker.isLeader, 'ticker leadership');
+});
+
+afterAll(async () => {
+  await Promise.all([...running].map((member) => member.stop()));
+  await ticker.stop();
+  await client.close();
+});
+
+async function newQueue(): Promise<string> {
+  const queue = randomName();
+  await client.createQueue(queue, { tickerMaxLag: 50, tickerIdlePeriod: 200 });
+  return queue;
+}
+
+function member(
+  queue: string,
+  subconsumer: string,
+  options: Parameters<Client['newCoopConsumer']>[2] = {},
+): CoopConsumer {
+  const consumer = client.newCoopConsumer(queue, 'grp', { subconsumer, ...options });
+  running.add(consumer);
+  return consumer;
+}
+
+function latch() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { open, opened };
+}
+
+async function members(queue: string): Promise<string[]> {
+  return (await client.consumerInfo(queue))
+    .map((c) => c.consumerName)
+    .filter((n) => n.includes('.'));
+}
+
+describe('CoopConsumer', () => {
+  it('names itself <hostname>-<pid> by default', () => {
+    const consumer = client.newCoopConsumer('q', 'grp');
+    expect(consumer.subconsumer).toBe(defaultSubconsumer());
+    expect(consumer.subconsumer).toBe(`${os.hostname().replaceAll('.', '-')}-${process.pid}`);
+    expect(() => client.newCoopConsumer('q', 'g.x')).toThrow(/must not contain a dot/);
+    expect(() => client.newCoopConsumer('q', 'g', { subconsumer: 'a.b' })).toThrow(
+      /must not contain a dot/,
+    );
+  });
+
+  it('splits the batches between members: every event handled once', async () => {
+    const queue = await newQueue();
+    const byMember = new Map<string, bigint[]>();
+    const make = (name: string) =>
+      member(queue, name).handle('work', async (event, context) => {
+        const list = byMember.get(context.subconsumer as string) ?? [];
+        list.push(event.id);
+        byMember.set(context.subconsumer as string, list);
+        // slower than the tick period, so a busy member leaves the next window to the other
+        await new Promise((resolve) => setTimeout(resolve, 40));
+      });
+    const a = make('a');
+    const b = make('b');
+    await Promise.all([a.start(), b.start()]);
+    expect((await members(queue)).sort()).toEqual(['grp.a', 'grp.b']);
+
+    const sent: bigint[] = [];
+    for (let i = 0; i < 20; i++) {
+      sent.push(...(await client.sendBatch(queue, 'work', [i, i])));
+      await new Promise((resolve) => setTimeout(resolve, 15));
+    }
+    const all = () => [...byMember.values()].flat();
+    await waitFor(() => all().length >= sent.length, 'every event');
+    expect(all().sort()).toEqual([...sent].sort());
+    expect(new Set(all()).size).toBe(all().length);
+    expect([...byMember.keys()].sort()).toEqual(['a', 'b']);
+    await Promise.all([a.stop(), b.stop()]);
+    expect(await members(queue)).toEqual([]);
+  });
+
+  it('keeps its batch with heartbeats while a handler outlives deadInterval', async () => {
+    const queue = await newQueue();
+    const gate = latch();
+    const started = latch();
+    const seenByB: bigint[] = [];
+    // heartbeats every ~333 ms against a dead interval of 1 s: a wide margin under load
+    const a = member(queue, 'a', { deadInterval: 1_000 }).handle('slow', async () => {
+      started.open();
+      await gate.opened;
+    });
+    const b = member(queue, 'b', { deadInterval: 1_000, pollInterval: 50 }).handle(
+      'slow',
+      (event) => {
+        seenByB.push(event.id);
+      },
+    );
+    await a.start();
+    await client.send(queue, { type: 'slow' });
+    await started.opened;
+    await b.start();
+    // b asks every 50 ms; a holds its batch for 2.5 dead intervals
+    const holder = await waitFor(async () => {
+      const row = (await client.consumerInfo(queue, 'grp.a'))[0];
+      return row?.currentBatch ?? undefined;
+    }, "a's batch");
+    const since = Date.now();
+    await waitFor(() => Date.now() - since > 2_500, 'two and a half dead intervals', {
+      intervalMs: 100,
+    });
+    expect((await client.consumerInfo(queue, 'grp.a'))[0]?.currentBatch).toBe(holder);
+    expect(seenByB).toEqual([]);
+    gate.open();
+    await waitFor(
+      async () => (await client.consumerInfo(queue, 'grp.a'))[0]?.currentBatch === null,
+      'the ack',
+    );
+    expect(seenByB).toEqual([]);
+    await Promise.all([a.stop(), b.stop()]);
+  });
+
+  it('loses its batch to another member without heartbeats (the control case)', async () => {
+    const queue = await newQueue();
+    const gate = latch();
+    const started = latch();
+    const seenByB: bigint[] = [];
+    const a = member(queue, 'a', { deadInterval: 400, heartbeatInterval: 60_000 }).handle(
+      'slow',
+      async () => {
+        started.open();
+        await gate.opened;
+      },
+    );
+    const b = member(queue, 'b', { deadInterval: 400, pollInterval: 50 }).handle(
+      'slow',
+      (event) => {
+        seenByB.push(event.id);
+      },
+    );
+    await a.start();
+    const id = await client.send(queue, { type: 'slow' });
+    await started.opened;
+    await b.start();
+    await waitFor(() => seenByB.includes(id), 'the takeover by b');
+    gate.open();
+    await Promise.all([a.stop(), b.stop()]);
+  });
+
+  it('takes over the batch of a member that died holding it', async () => {
+    const queue = await newQueue();
+    await client.subscribeSubconsumer(queue, 'grp', 'dead');
+    const ids = await client.sendBatch(queue, 'work', [1, 2]);
+    const held = await waitFor(async () => {
+      const got = await client.receiveCoop(queue, 'grp', 'dead');
+      return got.length > 0 ? got : undefined;
+    }, 'the dead member to hold a batch');
+    expect(held.map((m) => m.msgId)).toEqual(ids);
+    const seen: bigint[] = [];
+    const live = member(queue, 'live', { deadInterval: 300, pollInterval: 100 }).handle(
+      'work',
+      (event) => {
+        seen.push(event.id);
+      },
+    );
+    await live.start();
+    await waitFor(() => seen.length === 2, 'the takeover');
+    expect(seen).toEqual(ids);
+    expect(await client.ack(held[0]?.batchId as bigint)).toBe(0);
+    await live.stop();
+  });
+
+  it("on a graceful stop with 'handBack', another member receives the batch's events at once", async () => {
+    const queue = await newQueue();
+    const started = latch();
+    const aDone: bigint[] = [];
+    const bSeen: { id: bigint; retryCount: number }[] = [];
+    const a = member(queue, 'a', { onStop: 'handBack', deadInterval: 60_000 }).handle(
+      'job',
+      async (event, context) => {
+        if (aDone.length === 0) {
+          aDone.push(event.id);
+          return;
+        }
+        started.open();
+        await new Promise((_, reject) =>
+          context.signal.addEventListener('abort', () => reject(new Error('stopping')), {
+            once: true,
+          }),
+        );
+      },
+    );
+    const b = member(queue, 'b', { deadInterval: 60_000, pollInterval: 10_000 }).handle(
+      'job',
+      (event) => {
+        bSeen.push({ id: event.id, retryCount: event.retryCount });
+      },
+    );
+    await a.start();
+    const ids = await client.sendBatch(queue, 'job', [1, 2, 3]);
+    await started.opened;
+    await b.start();
+
+    const stoppedAt = Date.now();
+    await a.stop();
+    expect(await members(queue)).toEqual(['grp.b']);
+    await waitFor(() => bSeen.length === 2, "b receiving a's unfinished events", {
+      timeoutMs: 9_000,
+    });
+    // far sooner than dead_interval (60 s) or b's fallback poll (10 s)
+    expect(Date.now() - stoppedAt).toBeLessThan(5_000);
+    expect(aDone).toEqual([ids[0]]);
+    expect(bSeen.map((s) => s.id).sort()).toEqual([ids[1], ids[2]].sort());
+    expect(bSeen.every((s) => s.retryCount === 1)).toBe(true);
+    await b.stop();
+  });
+
+  it("on a graceful stop with 'finish', completes the batch, then leaves the group", async () => {
+    const queue = await newQueue();
+    const gate = latch();
+    const started = latch();
+    const aDone: bigint[] = [];
+    const bSeen: bigint[] = [];
+    const a = member(queue, 'a').handle('job', async (event) => {
+      started.open();
+      await gate.opened;
+      aDone.push(event.id);
+    });
+    const b = member(queue, 'b').handle('job', (event) => {
+      bSeen.push(event.id);
+    });
+    await a.start();
+    const ids = await client.sendBatch(queue, 'job', [1, 2]);
+    await started.opened;
+    await b.start();
+    const stopping = a.stop();
+    gate.open();
+    await stopping;
+    expect(aDone).toEqual(ids);
+    expect(await members(queue)).toEqual(['grp.b']);
+    const later = await client.send(queue, { type: 'job' });
+    await waitFor(() => bSeen.includes(later), 'b handling new work');
+    expect(bSeen).toEqual([later]);
+    await b.stop();
+  });
+
+  it('unregisters on an AbortSignal', async () => {
+    const queue = await newQueue();
+    const controller = new AbortController();
+    const a = member(queue, 'a');
+    const done = a.run(controller.signal);
+    await waitFor(async () => (await members(queue)).includes('grp.a'), 'registration');
+    controller.abort();
+    await done;
+    expect(await members(queue)).toEqual([]);
+  });
+});

@@ -1,0 +1,165 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, randomName } from '../../../../test-support/database.js';
+import { type Client, DEFAULT_TICKER_LOCK_KEY } from '../../src/index.js';
+import { clientFor, waitFor } from './support.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+let url: string;
+let client: Client;
+
+beforeAll(async () => {
+  const db = await createTestDatabase();
+  url = db.url;
+  client = await clientFor(url);
+});
+
+afterAll(async () => {
+  await client.close();
+});
+
+async function lastTick(queue: string): Promise<bigint> {
+  return (await client.queueInfo(queue))?.lastTickId ?? -1n;
+}
+
+async function lockHolders(): Promise<number> {
+  const { rows } = await client.pool.query(
+    `select count(*)::int as n from pg_locks
+      where locktype = 'advisory' and granted and database = (select oid from pg_database where datname = current_database())
+        and ((classid::bigint << 32) | objid::bigint) = $1`,
+    [DEFAULT_TICKER_LOCK_KEY],
+  );
+  return rows[0].n;
+}
+
+describe('Ticker', () => {
+  it('ticks every queue, moves due retries and rotates tables as leader', async () => {
+    const queue = randomName();
+    await client.createQueue(queue, { tickerMaxLag: 50, rotationPeriod: 200 });
+    await client.subscribe(queue, 'c');
+    const ticker = client.newTicker({ period: 20, retryPeriod: 50, maintPeriod: 100 });
+    try {
+      ticker.start();
+      ticker.start();
+      await waitFor(() => ticker.isLeader, 'leadership');
+      expect(await lockHolders()).toBe(1);
+
+      const id = await client.send(queue, { type: 't' });
+      const [message] = await waitFor(async () => {
+        const got = await client.receive(queue, 'c');
+        return got.length > 0 ? got : undefined;
+      }, 'a tick with the event');
+      expect(message?.msgId).toBe(id);
+      await client.nack(message?.batchId as bigint, message as never, { retryAfter: 0 });
+      await client.ack(message?.batchId as bigint);
+      const [retried] = await waitFor(async () => {
+        const got = await client.receive(queue, 'c');
+        return got.length > 0 ? got : undefined;
+      }, 'the retry moved back and ticked');
+      expect(retried).toMatchObject({ msgId: id, retryCount: 1 });
+      await client.ack(retried?.batchId as bigint);
+
+      // a rotation needs every cursor past the previous switch, so 'c' keeps consuming
+      const tables = new Set<number>();
+      await waitFor(async () => {
+        const batch = await client.receive(queue, 'c');
+        if (batch[0]) await client.ack(batch[0].batchId);
+        tables.add((await client.queueInfo(queue))?.curTable as number);
+        return tables.size === 3;
+      }, 'the event tables to rotate twice');
+    } finally {
+      await Promise.all([ticker.stop(), ticker.stop()]);
+    }
+    expect(ticker.isLeader).toBe(false);
+    expect(await lockHolders()).toBe(0);
+  });
+
+  it('elects one leader among several tickers, and another takes over when it stops', async () => {
+    const changes: string[] = [];
+    const make = (name: string) =>
+      client.newTicker({
+        period: 20,
+        electionInterval: 50,
+        onLeadershipChange: (leader) => changes.push(`${name}:${leader}`),
+      });
+    const one = make('one');
+    const two = make('two');
+    try {
+      one.start();
+      await waitFor(() => one.isLeader, 'the first leader');
+      two.start();
+      await waitFor(async () => (await lockHolders()) === 1 && two.running, 'the standby');
+      // the standby keeps trying but never gets the lock while the leader lives
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(two.isLeader).toBe(false);
+      await one.stop();
+      await waitFor(() => two.isLeader, 'the takeover');
+      expect(changes).toEqual(['one:true', 'one:false', 'two:true']);
+    } finally {
+      await Promise.all([one.stop(), two.stop()]);
+    }
+  });
+
+  it('fails over between two processes: kill the leader and ticks resume from the other', async () => {
+    const queue = randomName();
+    await client.createQueue(queue, { tickerMaxLag: 50, tickerIdlePeriod: 100 });
+    const children: ChildProcess[] = [];
+    const lines: { pid: number; leader?: boolean; ready?: boolean }[] = [];
+    const launch = () => {
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', path.join(here, 'fixtures/ticker-process.ts'), url],
+        {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
+      createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+        lines.push(JSON.parse(line));
+      });
+      children.push(child);
+      return child;
+    };
+    try {
+      const first = launch();
+      await waitFor(
+        () => lines.some((l) => l.pid === first.pid && l.leader === true),
+        'the first process to lead',
+      );
+      const second = launch();
+      await waitFor(() => lines.some((l) => l.pid === second.pid && l.ready), 'the second process');
+      const before = await lastTick(queue);
+      await waitFor(async () => (await lastTick(queue)) > before, 'ticks from the first process');
+      expect(lines.some((l) => l.pid === second.pid && l.leader === true)).toBe(false);
+
+      const killedAt = Date.now();
+      first.kill('SIGKILL');
+      await waitFor(
+        () => lines.some((l) => l.pid === second.pid && l.leader === true),
+        'the takeover',
+        {
+          timeoutMs: 15_000,
+        },
+      );
+      const afterTakeover = await lastTick(queue);
+      await waitFor(
+        async () => (await lastTick(queue)) > afterTakeover,
+        'ticks from the second process',
+      );
+      const resumedAfterMs = Date.now() - killedAt;
+      console.log(
+        `ticker failover: ticks resumed ${resumedAfterMs} ms after SIGKILL of the leader`,
+      );
+      expect(await lockHolders()).toBe(1);
+
+      second.kill('SIGTERM');
+      await new Promise((resolve) => second.once('exit', resolve));
+      expect(await lockHolders()).toBe(0);
+    } finally {
+      for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+});
