@@ -1,18 +1,54 @@
 import { Command, CommanderError } from 'commander';
-import { ConfigError, loadConfig } from './config.js';
+import type pg from 'pg';
+import { type Config, ConfigError, loadConfig } from './config.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
-import { createLogger } from './log.js';
+import { createLogger, type Logger } from './log.js';
 import { requireDatabaseUrl, serveEmbeddedDatabase } from './processes/database.js';
 import { startJobs } from './processes/jobs.js';
-import { stopAll, untilSignal } from './processes/service.js';
+import { startNotificationWorker } from './processes/notification-worker.js';
+import { type RunningService, stopAll, untilSignal } from './processes/service.js';
+import { startSlaBreachWorker } from './processes/sla-breach-worker.js';
 import { runStart } from './processes/start.js';
+import { startTicker } from './processes/ticker.js';
 import { startWeb } from './processes/web.js';
+import { seedDemo } from './services/demo.js';
 
 const ENVIRONMENT_HELP = `
-Configuration comes from environment variables (see README: Configuration), e.g.
-  DATABASE_URL   postgres://… (\`start\` runs an embedded PostgreSQL when unset)
-  PORT           HTTP port (default 3000)`;
+Configuration comes from environment variables (README, "Configuration"), e.g.
+  DATABASE_URL        postgres://… (only \`start\` runs an embedded PostgreSQL when it is unset)
+  PORT                HTTP port (default 3000)
+  STEGA_ADMIN_TOKEN   admin API token (default: generated into .stega/admin-token)`;
+
+type Starter = (
+  config: Config,
+  databaseUrl: string,
+  pool: pg.Pool,
+  logger: Logger,
+) => Promise<RunningService>;
+
+/** Runs one long-lived role against DATABASE_URL until SIGINT/SIGTERM, then stops it cleanly. */
+async function serve(role: string, start: Starter): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, role);
+  const url = requireDatabaseUrl(config, role);
+  const pool = createPool(url);
+  const services: RunningService[] = [{ name: 'pool', stop: () => pool.end() }];
+  const stop = () =>
+    stopAll(services, 25_000, (name, err) =>
+      logger.error({ err, service: name }, 'did not stop cleanly'),
+    );
+  try {
+    services.push(await start(config, url, pool, logger));
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const reason = await untilSignal();
+  logger.info({ reason }, 'stopping');
+  await stop();
+  logger.info('stopped');
+}
 
 export function buildProgram(): Command {
   const program = new Command('stega')
@@ -35,7 +71,9 @@ export function buildProgram(): Command {
 
   program
     .command('migrate')
-    .description('install or upgrade the queue engine, job runner and helpdesk schema (idempotent)')
+    .description(
+      'install or upgrade the queue engine, job runner and helpdesk schema (idempotent), then exit',
+    )
     .action(async () => {
       const config = loadConfig();
       const logger = createLogger(config.logLevel, 'migrate');
@@ -50,30 +88,48 @@ export function buildProgram(): Command {
 
   program
     .command('web')
-    .description('serve the HTTP API and web UI on PORT')
-    .action(async () => {
-      const config = loadConfig();
-      const logger = createLogger(config.logLevel, 'web');
-      const pool = createPool(requireDatabaseUrl(config, 'web'));
-      const web = await startWeb(config, pool, logger);
-      await untilSignal();
-      await stopAll([{ name: 'pool', stop: () => pool.end() }, web], 15_000, (name, err) =>
-        logger.error({ err, service: name }, 'did not stop cleanly'),
-      );
-    });
+    .description('serve the HTTP API and web UI on PORT (stateless; run any number)')
+    .action(() => serve('web', (config, _url, pool, logger) => startWeb(config, pool, logger)));
 
   program
     .command('jobs')
     .description('run the job runner: check_sla_breaches every minute, the weekly activity report')
+    .action(() => serve('jobs', (config, _url, pool, logger) => startJobs(config, pool, logger)));
+
+  program
+    .command('ticker')
+    .description('tick the queues and run their maintenance (any number; one is elected leader)')
+    .action(() => serve('ticker', (_config, url, _pool, logger) => startTicker(url, logger)));
+
+  program
+    .command('notification-worker')
+    .description(
+      'deliver weekly activity reports (the normal consumer notification_worker; run one)',
+    )
+    .action(() => serve('notification-worker', startNotificationWorker));
+
+  program
+    .command('sla-breach-worker')
+    .description(
+      'deliver SLA alerts as one member of the cooperative group sla_breach_dispatcher (run N)',
+    )
+    .action(() => serve('sla-breach-worker', startSlaBreachWorker));
+
+  program
+    .command('demo')
+    .description(
+      'seed demo agents, policies and tickets whose SLAs breach within a minute, then exit',
+    )
     .action(async () => {
       const config = loadConfig();
-      const logger = createLogger(config.logLevel, 'jobs');
-      const pool = createPool(requireDatabaseUrl(config, 'jobs'));
-      const jobs = await startJobs(config, pool, logger);
-      await untilSignal();
-      await stopAll([{ name: 'pool', stop: () => pool.end() }, jobs], 15_000, (name, err) =>
-        logger.error({ err, service: name }, 'did not stop cleanly'),
-      );
+      const logger = createLogger(config.logLevel, 'demo');
+      const pool = createPool(requireDatabaseUrl(config, 'demo'), 2);
+      try {
+        const tickets = await seedDemo(pool, new Date(), { warningShare: config.slaWarningShare });
+        logger.info({ tickets }, 'demo tickets created');
+      } finally {
+        await pool.end();
+      }
     });
 
   program
@@ -97,7 +153,8 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`stega: ${error.message}\n`);
       return 2;
     }
-    process.stderr.write(`stega: ${(error as Error).stack ?? String(error)}\n`);
+    process.stderr.write(`stega: ${(error as Error).message}\n`);
+    if (process.env.LOG_LEVEL === 'debug') process.stderr.write(`${(error as Error).stack}\n`);
     return 1;
   }
 }

@@ -2,6 +2,7 @@ import { install } from '@stega/pgque';
 import { runMigrations } from 'graphile-worker';
 import type pg from 'pg';
 import { migrations } from './generated/migrations.js';
+import { seedDefaults } from './seed.js';
 
 /** The queue every Stega event goes through, and its two consumers. */
 export const NOTIFICATIONS_QUEUE = 'stega.notifications';
@@ -10,7 +11,7 @@ export const SLA_GROUP = 'sla_breach_dispatcher';
 
 /**
  * Brings a database up to date: the queue engine, graphile-worker's schema, Stega's tables,
- * and the notifications queue with its consumers. Idempotent; safe to run from several
+ * the notifications queue with its consumers, and default SLA policies on a fresh database. Idempotent; safe to run from several
  * processes at once.
  */
 export async function migrate(pool: pg.Pool, options: { coopPageSize: number }): Promise<void> {
@@ -18,6 +19,7 @@ export async function migrate(pool: pg.Pool, options: { coopPageSize: number }):
   await runMigrations({ pgPool: pool, logger: undefined });
   await applyAppMigrations(pool);
   await ensureNotificationsQueue(pool, options.coopPageSize);
+  await seedDefaults(pool, new Date());
 }
 
 async function applyAppMigrations(pool: pg.Pool): Promise<void> {

@@ -7,7 +7,6 @@ import {
 } from 'fastify-type-provider-zod';
 import type pg from 'pg';
 import type { Config } from '../config.js';
-import { seedDefaults } from '../db/seed.js';
 import type { Logger } from '../log.js';
 import { resolveAdminToken } from '../services/admin-token.js';
 import type { ServiceContext } from '../services/context.js';
@@ -66,7 +65,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   const adminToken = await resolveAdminToken(deps.config, deps.logger);
-  await seedDefaults(deps.pool, now());
   registerAuth(app, ctx, adminToken);
 
   app.get(

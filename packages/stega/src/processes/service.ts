@@ -31,15 +31,21 @@ export async function stopAll(
   }
 }
 
-/** Resolves on the first SIGINT or SIGTERM. */
-export function untilSignal(): Promise<NodeJS.Signals> {
+/**
+ * Resolves on the first SIGINT or SIGTERM, or when the parent process that started this
+ * one over IPC goes away. Later signals are ignored: shutdown is already under way and
+ * has its own deadline.
+ */
+export function untilSignal(): Promise<string> {
   return new Promise((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      resolve(signal);
+    let resolved = false;
+    const once = (reason: string) => {
+      if (resolved) return;
+      resolved = true;
+      resolve(reason);
     };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', () => once('SIGINT'));
+    process.on('SIGTERM', () => once('SIGTERM'));
+    if (process.send) process.on('disconnect', () => once('parent exited'));
   });
 }

@@ -1,0 +1,67 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { Logger } from '../log.js';
+import type { RunningService } from './service.js';
+
+/** Restart delay after a child died unexpectedly: 1 s, doubling, at most 30 s. */
+const backoff = (crashes: number) => Math.min(30_000, 1000 * 2 ** Math.min(crashes, 5));
+
+/**
+ * Runs `count` copies of a `stega <command>` as child processes, each in its own process
+ * group (Ctrl-C reaches only the parent, which stops them in order) and with an IPC
+ * channel (a child whose parent vanished stops by itself). A child that dies is
+ * restarted with back-off. `stop` sends SIGTERM and waits; SIGKILL after `graceMs`.
+ */
+export function superviseChildren(
+  command: string,
+  count: number,
+  env: NodeJS.ProcessEnv,
+  logger: Logger,
+  graceMs = 20_000,
+): RunningService & { pids(): number[] } {
+  const children = new Map<number, ChildProcess>();
+  let stopping = false;
+
+  const launch = (slot: number, crashes: number) => {
+    const child = spawn(process.execPath, [...process.execArgv, process.argv[1] ?? '', command], {
+      env,
+      detached: true,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    children.set(slot, child);
+    logger.info({ command, pid: child.pid, slot }, 'child started');
+    const startedAt = Date.now();
+    child.once('exit', (code, signal) => {
+      if (stopping) return;
+      const crashesNow = Date.now() - startedAt > 60_000 ? 0 : crashes + 1;
+      const delay = backoff(crashesNow);
+      logger.warn(
+        { command, pid: child.pid, code, signal, restartInMs: delay },
+        'child exited; restarting',
+      );
+      setTimeout(() => !stopping && launch(slot, crashesNow), delay).unref();
+    });
+  };
+  for (let slot = 0; slot < count; slot++) launch(slot, 0);
+
+  return {
+    name: `${command} x${count}`,
+    pids: () => [...children.values()].map((child) => child.pid ?? 0),
+    stop: async () => {
+      stopping = true;
+      await Promise.all(
+        [...children.values()].map(
+          (child) =>
+            new Promise<void>((resolve) => {
+              if (child.exitCode !== null || child.signalCode !== null) return resolve();
+              const kill = setTimeout(() => child.kill('SIGKILL'), graceMs);
+              child.once('exit', () => {
+                clearTimeout(kill);
+                resolve();
+              });
+              child.kill('SIGTERM');
+            }),
+        ),
+      );
+    },
+  };
+}
