@@ -1,4 +1,6 @@
 #!/usr/bin/env node
 import { main } from '../dist/cli.js';
 
-process.exitCode = await main(process.argv.slice(2));
+// Exit explicitly: a finished command must not linger on an open handle (an IPC channel to
+// the parent, a pool a library forgot), since supervisors wait for the exit.
+process.exit(await main(process.argv.slice(2)));
