@@ -10,7 +10,6 @@ import {
   consume,
   createQueue,
   drain,
-  expectError,
   queueRow,
   receive,
   rotate,
