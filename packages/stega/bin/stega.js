@@ -1,6 +1,2 @@
 #!/usr/bin/env node
-import { main } from '../dist/cli.js';
-
-// Exit explicitly: a finished command must not linger on an open handle (an IPC channel to
-// the parent, a pool a library forgot), since supervisors wait for the exit.
-process.exit(await main(process.argv.slice(2)));
+import '../dist/main.js';
