@@ -95,8 +95,9 @@ export async function connect(
       ? { ...maybeOptions, connectionString: urlOrOptions }
       : { ...urlOrOptions };
   if (
-    typeof urlOrOptions !== 'string' &&
-    (urlOrOptions === null || typeof urlOrOptions !== 'object')
+    typeof urlOrOptions === 'string'
+      ? urlOrOptions.trim() === ''
+      : urlOrOptions === null || typeof urlOrOptions !== 'object'
   ) {
     throw new PgqueInvalidInputError(
       'connect: expected a database URL or pool options',
@@ -134,6 +135,7 @@ export class Client {
   private readonly reconnectBackoff: BackoffOptions;
   private listener: NotificationListener | null = null;
   private closing: Promise<void> | null = null;
+  private readonly services = new Set<{ stop(): Promise<void> }>();
 
   /** Prefer `connect()`, which also probes the connection. */
   constructor(options: ConnectOptions) {
@@ -704,13 +706,28 @@ export class Client {
     return this.listener.listen(tickChannel(queue), callback);
   }
 
-  /** Closes the notification connection and the pool. Idempotent. */
+  /**
+   * Stops every running consumer and ticker of this client (each finishes or hands back
+   * its batch, as configured), then closes the notification connection and the pool.
+   * Idempotent.
+   */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      await Promise.all([...this.services].map((service) => service.stop()));
       await this.listener?.close();
       await this.pool.end();
     })();
     return this.closing;
+  }
+
+  /** @internal A service (consumer, ticker) that is running, so `close` stops it first. */
+  serviceStarted(service: { stop(): Promise<void> }): void {
+    this.services.add(service);
+  }
+
+  /** @internal */
+  serviceStopped(service: { stop(): Promise<void> }): void {
+    this.services.delete(service);
   }
 
   // ---- internals -----------------------------------------------------------------------

@@ -192,6 +192,7 @@ export abstract class ConsumerLoop {
       }
       this.current = null;
       this.starting = null;
+      this.client.serviceStopped(this);
     })().finally(() => {
       this.stopping = null;
     });
@@ -232,8 +233,13 @@ export abstract class ConsumerLoop {
     this.unlisten = await this.client.onTick(this.queue, () => this.wakeup.notify());
     const stop = new AbortController();
     this.current = { stop, done: this.loop(stop.signal) };
+    this.client.serviceStarted(this);
     if (signal?.aborted) void this.stop();
-    else signal?.addEventListener('abort', () => void this.stop(), { once: true });
+    else if (signal) {
+      const onAbort = () => void this.stop();
+      signal.addEventListener('abort', onAbort, { once: true });
+      void this.current.done.then(() => signal.removeEventListener('abort', onAbort));
+    }
     this.logger.info(this.logFields, 'consumer started');
   }
 

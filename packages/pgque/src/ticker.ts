@@ -91,7 +91,12 @@ export class Ticker {
     if (this.current || signal?.aborted) return;
     const stop = new AbortController();
     this.current = { stop, done: this.loop(stop.signal) };
-    signal?.addEventListener('abort', () => void this.stop(), { once: true });
+    this.client.serviceStarted(this);
+    if (signal) {
+      const onAbort = () => void this.stop();
+      signal.addEventListener('abort', onAbort, { once: true });
+      void this.current.done.then(() => signal.removeEventListener('abort', onAbort));
+    }
   }
 
   /** Stops ticking, releases the lock and closes the session. Idempotent. */
@@ -103,6 +108,7 @@ export class Ticker {
       await current.done;
       await Promise.all(this.chores);
       this.current = null;
+      this.client.serviceStopped(this);
     })().finally(() => {
       this.stopping = null;
     });

@@ -44,6 +44,11 @@ describe('connect', () => {
     expect(failure.code).toBe('PGQUE_ERR_CONNECTION');
   });
 
+  it('rejects a missing URL before trying to connect', async () => {
+    await expect(connect('')).rejects.toBeInstanceOf(PgqueInvalidInputError);
+    await expect(connect(null as never)).rejects.toThrow(/database URL or pool options/);
+  });
+
   it('accepts pool options as well as a URL, and close is idempotent', async () => {
     const other = await connect({ connectionString: url, max: 2 });
     expect(await other.tickerAll()).toBeTypeOf('number');
