@@ -320,7 +320,8 @@ describe('arguments out of range', () => {
   });
 
   it('drop_queue refuses while consumers are attached unless forced; NULL is a no-op', async () => {
-    const q = await queueWith('c');
+    const q = await queueWith('drop_only', 'drop_shared');
+    const other = await queueWith('drop_shared');
     await rejects(
       'select pgque.drop_queue($1)',
       [q],
@@ -331,6 +332,12 @@ describe('arguments out of range', () => {
     expect(
       (await pool.query('select 1 from pgque.queue where queue_name = $1', [q])).rowCount,
     ).toBe(0);
+    // a consumer left without subscriptions goes; one still subscribed elsewhere stays
+    const names = await pool.query(
+      `select co_name from pgque.consumer where co_name in ('drop_only', 'drop_shared')`,
+    );
+    expect(names.rows.map((r) => r.co_name)).toEqual(['drop_shared']);
+    expect(await value(pool, 'select pgque.unsubscribe($1, $2)', [other, 'drop_shared'])).toBe(1);
     expect(await ticker(pool, randomName()).catch((e: Error) => e.message)).toBe('no such queue');
   });
 

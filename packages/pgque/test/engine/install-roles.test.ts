@@ -8,6 +8,7 @@ import {
   ack,
   consume,
   createQueue,
+  drain,
   expectError,
   receive,
   schemaSnapshot,
@@ -34,6 +35,36 @@ describe('install and uninstall', () => {
     expect(second).toEqual(first);
     await tick(pool, q);
     expect((await consume(pool, q, 'c')).map((m) => m.payload)).toEqual(['before-reinstall']);
+  });
+
+  it('reinstalling while queues are busy disturbs neither producers nor consumers', async () => {
+    const { pool, url } = await createTestDatabase({ template: 'empty' });
+    await install(pool);
+    const q = randomName();
+    await createQueue(pool, q);
+    await subscribe(pool, q, 'c');
+    let running = true;
+    const sent: string[] = [];
+    const received: string[] = [];
+    const producer = withClient(url, async (db) => {
+      for (let i = 0; running; i++) {
+        await send(db, q, `p${i}`);
+        sent.push(`p${i}`);
+      }
+    });
+    const consumer = withClient(url, async (db) => {
+      while (running) {
+        await tick(db, q);
+        received.push(...(await consume(db, q, 'c')).map((m) => m.payload as string));
+      }
+    });
+    for (let i = 0; i < 3; i++) await install(pool);
+    running = false;
+    await Promise.all([producer, consumer]);
+    await tick(pool, q);
+    received.push(...(await drain(pool, q, 'c')).map((m) => m.payload as string));
+    expect(sent.length).toBeGreaterThan(0);
+    expect(received).toEqual(sent);
   });
 
   it('two installers at once both succeed and leave one engine', async () => {
