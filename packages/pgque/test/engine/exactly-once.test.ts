@@ -1,9 +1,9 @@
 // A randomised interleaving: producers on separate connections (autocommit sends,
 // transactions held open across ticks, READ COMMITTED and REPEATABLE READ, rollbacks),
-// a ticker, table rotation with step1 and step2 in separate transactions, retry moves,
-// and three consumers, all at once. Afterwards every committed event must have reached
-// each consumer exactly once (plus the redeliveries a consumer asked for with nack), in
-// msg_id order within each batch, and no rolled-back event ever.
+// a ticker, table rotation (step1 and step2 in separate transactions), a retry mover and
+// three consumers, each on its own connection, all at once. Afterwards every committed
+// event must have reached each consumer exactly once (plus the redeliveries a consumer
+// asked for with nack), in msg_id order within each batch, and no rolled-back event ever.
 // The plan is seeded: PGQUE_SEED=<n> replays it (the interleaving itself stays real).
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -200,8 +200,15 @@ async function run(seed: number) {
       const after = (await queueRow(db, q)).queue_cur_table;
       if (after !== before) rotations++;
       await db.query('select pgque.maint_rotate_tables_step2()');
-      await db.query('select pgque.maint_retry_events()');
       await pause(5);
+    }
+  };
+
+  const retryMoverLoop = async () => {
+    const db = await open();
+    while (producing) {
+      await db.query('select pgque.maint_retry_events()');
+      await pause(7);
     }
   };
 
@@ -255,7 +262,7 @@ async function run(seed: number) {
   };
 
   try {
-    const background = [tickerLoop(), maintenanceLoop()];
+    const background = [tickerLoop(), maintenanceLoop(), retryMoverLoop()];
     const readers = consumers.map(consumerLoop);
     await Promise.all(Array.from({ length: PRODUCERS }, (_, i) => producer(i)));
     producing = false;
