@@ -133,7 +133,7 @@ export class Ticker {
           this.nextRetry = 0;
           this.nextMaint = Date.now() + Math.min(this.maintPeriod, 1_000);
         }
-        await session.query('select pgque.ticker()');
+        await this.tick(session);
         failures = 0;
         this.runChores();
         await sleep(this.period, stop);
@@ -153,6 +153,32 @@ export class Ticker {
       }
     }
     await this.dropSession();
+  }
+
+  /**
+   * Ticks every queue in one call. When that fails for a reason other than the
+   * connection (one queue in a bad state fails the whole call), ticks the queues one by
+   * one, so the others keep ticking while the failing one is logged.
+   */
+  private async tick(session: pg.Client): Promise<void> {
+    try {
+      await session.query('select pgque.ticker()');
+      return;
+    } catch (error) {
+      if (toPgqueError(error, { operation: 'ticker' }) instanceof PgqueConnectionError) throw error;
+    }
+    const { rows } = await session.query(
+      'select queue_name from pgque.get_queue_info() where not queue_external_ticker and not queue_ticker_paused',
+    );
+    for (const { queue_name: queue } of rows as { queue_name: string }[]) {
+      try {
+        await session.query('select pgque.ticker($1)', [queue]);
+      } catch (error) {
+        const mapped = toPgqueError(error, { operation: 'ticker', queue });
+        if (mapped instanceof PgqueConnectionError) throw mapped;
+        this.logger.error({ err: mapped, queue }, 'ticking a queue failed');
+      }
+    }
   }
 
   private async connectedSession(): Promise<pg.Client> {

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, randomName } from '../../../../test-support/database.js';
 import { type Client, DEFAULT_TICKER_LOCK_KEY } from '../../src/index.js';
-import { clientFor, waitFor } from './support.js';
+import { clientFor, memoryLogger, waitFor } from './support.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -101,6 +101,51 @@ describe('Ticker', () => {
       expect(changes).toEqual(['one:true', 'one:false', 'two:true']);
     } finally {
       await Promise.all([one.stop(), two.stop()]);
+    }
+  });
+
+  it('keeps ticking healthy queues when one queue fails to tick', async () => {
+    const broken = randomName();
+    const healthy = randomName();
+    await client.createQueue(broken, { tickerMaxLag: 50 });
+    await client.createQueue(healthy, { tickerMaxLag: 50 });
+    await client.subscribe(healthy, 'c');
+    // a trigger makes every new tick of the broken queue fail
+    await client.pool.query(`
+      create function public.refuse_tick() returns trigger language plpgsql as $$
+      begin
+        if new.tick_queue = (select queue_id from pgque.queue where queue_name = '${broken}') then
+          raise exception 'tick refused for the test';
+        end if;
+        return new;
+      end $$;
+      create trigger refuse_tick before insert on pgque.tick
+        for each row execute function public.refuse_tick();`);
+    const logger = memoryLogger();
+    const ticker = client.newTicker({ period: 20, logger });
+    try {
+      ticker.start();
+      await client.send(broken, { type: 't' });
+      const id = await client.send(healthy, { type: 't' });
+      const [message] = await waitFor(async () => {
+        const got = await client.receive(healthy, 'c');
+        return got.length > 0 ? got : undefined;
+      }, 'a tick of the healthy queue');
+      expect(message?.msgId).toBe(id);
+      await waitFor(
+        () => logger.lines.find((l) => l.message === 'ticking a queue failed'),
+        'the failure to be logged',
+      );
+      expect(
+        logger.lines.find((l) => l.message === 'ticking a queue failed')?.fields,
+      ).toMatchObject({
+        queue: broken,
+      });
+    } finally {
+      await ticker.stop();
+      await client.pool.query(
+        'drop trigger refuse_tick on pgque.tick; drop function public.refuse_tick()',
+      );
     }
   });
 
