@@ -14,12 +14,15 @@ export const SLA_GROUP = 'sla_breach_dispatcher';
  * the notifications queue with its consumers, and default SLA policies on a fresh database. Idempotent; safe to run from several
  * processes at once.
  */
-export async function migrate(pool: pg.Pool, options: { coopPageSize: number }): Promise<void> {
+export async function migrate(
+  pool: pg.Pool,
+  options: { coopPageSize: number; seedDefaults?: boolean },
+): Promise<void> {
   await install(pool);
   await runMigrations({ pgPool: pool, logger: undefined });
   await applyAppMigrations(pool);
   await ensureNotificationsQueue(pool, options.coopPageSize);
-  await seedDefaults(pool, new Date());
+  if (options.seedDefaults ?? true) await seedDefaults(pool, new Date());
 }
 
 async function applyAppMigrations(pool: pg.Pool): Promise<void> {

@@ -15,6 +15,8 @@ describe('seeding', async () => {
   const now = new Date('2026-03-02T09:00:00Z');
 
   it('seeds a 24x7 calendar and one policy per priority once, even from two pools at once', async () => {
+    // the template was migrated, which seeds; start from an unseeded database
+    await db.pool.query('delete from stega.sla_policies; delete from stega.calendars');
     const a = createPool(db.url, 2);
     const b = createPool(db.url, 2);
     try {

@@ -18,6 +18,7 @@ describe('ticket service', async () => {
   let current = new Date('2026-03-06T15:00:00Z');
   const ctx: ServiceContext = { pool, now: () => new Date(current), warningShare: 0.5 };
   const weekdays = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday'];
+  await pool.query('delete from stega.sla_policies'); // migrate seeded defaults; this file brings its own
   const calendar = await calendarInsert(
     pool,
     {

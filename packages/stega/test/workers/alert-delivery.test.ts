@@ -27,8 +27,8 @@ describe('alert delivery', async () => {
   const calendarId = await calendarInsert24x7(pool);
   const agentId = await agentInsert(pool, 'Carla Dias');
   const policy = await pool.query(
-    `insert into stega.sla_policies (name, priority, first_response_minutes, resolution_minutes, calendar_id, alert_channels)
-     values ('alerts', 'high', 60, 240, $1, $2) returning id`,
+    `insert into stega.sla_policies (name, priority, requester_org, first_response_minutes, resolution_minutes, calendar_id, alert_channels)
+     values ('alerts', 'high', 'Alert Co', 60, 240, $1, $2) returning id`,
     [
       calendarId,
       {
