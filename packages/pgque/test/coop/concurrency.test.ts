@@ -187,6 +187,29 @@ describe('cooperative consumers: race-free first registration', () => {
     expect((await mustSub(pool, q, `${c}.s2`)).sub_id).toBe(main.sub_id);
   });
 
+  it('two first registrations on a queue succeed when the group name already exists elsewhere', async () => {
+    // the consumer rows exist, so the two sessions meet at the group's main subscription
+    const other = await newQueue(pool);
+    const c = groupName();
+    await pool.query('select pgque.register_subconsumer($1, $2, $3)', [other, c, 's1']);
+    await pool.query('select pgque.register_subconsumer($1, $2, $3)', [other, c, 's2']);
+    const q = await newQueue(pool);
+    await withSessions(2, async ([a, b]) => {
+      if (!a || !b) throw new Error('sessions');
+      await a.query('begin');
+      expect(await value(a, 'select pgque.register_subconsumer($1, $2, $3)', [q, c, 's1'])).toBe(1);
+      const second = pending(
+        value(b, 'select pgque.register_subconsumer($1, $2, $3)', [q, c, 's2']),
+      );
+      await untilBlocked(pool, pidOf(b));
+      await a.query('commit');
+      expect(await second).toBe(1);
+    });
+    const main = await mustSub(pool, q, c);
+    expect(main.sub_role).toBe('coop_main');
+    expect((await mustSub(pool, q, `${c}.s2`)).sub_id).toBe(main.sub_id);
+  });
+
   it('the same first registration from two sessions returns 1 then 0', async () => {
     const q = await newQueue(pool);
     const c = groupName();

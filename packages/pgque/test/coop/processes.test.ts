@@ -260,7 +260,7 @@ describe('cooperative consumers: real processes', () => {
       );
       await waitReady(run, workers);
       await setState(run, 'go');
-      await waitFor(workers, 'backlog drained', () => drained(q, c, run, ids), 150_000);
+      await waitFor(workers, 'backlog drained', () => drained(q, c, run, ids), 90_000);
       await finish(run, workers);
 
       const processed = await done(run);
@@ -279,7 +279,7 @@ describe('cooperative consumers: real processes', () => {
       expect(acked.map((a) => a.result).filter((r) => r !== 1)).toEqual([]);
       expect(new Set(acked.map((a) => a.batch_id))).toEqual(new Set(batchOwners.keys()));
     },
-    240_000,
+    150_000,
   );
 
   it('a SIGKILLed member loses its batch after dead_interval; duplicates come only from that batch', async () => {
