@@ -47,14 +47,22 @@ begin
         i_queue, i_consumer, i_subconsumer;
     end if;
     select coalesce(queue_max_retries, 5) into max_retries from pgque.queue where queue_id = main.sub_queue;
-    for ev in select * from pgque.get_batch_events(member.sub_batch) loop
-      if coalesce(ev.ev_retry, 0) >= max_retries then
-        perform pgque.event_dead(member.sub_batch, ev.ev_id, 'subconsumer unregistered', ev.ev_time,
-                                 ev.ev_txid::text::xid8, ev.ev_retry, ev.ev_type, ev.ev_data,
-                                 ev.ev_extra1, ev.ev_extra2, ev.ev_extra3, ev.ev_extra4);
-      else
-        perform pgque.event_retry(member.sub_batch, ev.ev_id, 60);
-      end if;
+    -- what event_retry(batch, ev, 60) does, for the whole batch in one statement: calling
+    -- it per event re-reads the batch each time, quadratic in the batch size
+    insert into pgque.retry_queue (ev_retry_after, ev_queue, ev_id, ev_time, ev_txid, ev_owner, ev_retry,
+                                   ev_type, ev_data, ev_extra1, ev_extra2, ev_extra3, ev_extra4)
+    select pg_catalog.now() + interval '60 seconds', member.sub_queue, e.ev_id, e.ev_time, null,
+           member.sub_id, coalesce(e.ev_retry, 0) + 1, e.ev_type, e.ev_data,
+           e.ev_extra1, e.ev_extra2, e.ev_extra3, e.ev_extra4
+      from pgque.get_batch_events(member.sub_batch) e
+     where coalesce(e.ev_retry, 0) < max_retries
+    on conflict (ev_owner, ev_id) do nothing;
+    for ev in
+      select * from pgque.get_batch_events(member.sub_batch) e where coalesce(e.ev_retry, 0) >= max_retries
+    loop
+      perform pgque.event_dead(member.sub_batch, ev.ev_id, 'subconsumer unregistered', ev.ev_time,
+                               ev.ev_txid::text::xid8, ev.ev_retry, ev.ev_type, ev.ev_data,
+                               ev.ev_extra1, ev.ev_extra2, ev.ev_extra3, ev.ev_extra4);
     end loop;
     perform pgque._clear_member_cursor(member.sub_queue, member.sub_consumer);
   end if;

@@ -595,6 +595,38 @@ describe('cooperative consumers: unregistration', () => {
     expect(main.sub_role).toBe('coop_main');
   });
 
+  it('a forced unregister retries fresh events and dead-letters those out of retries, in one batch', async () => {
+    const { q, c } = await group('w1', 'w2');
+    await pool.query(`select pgque.set_queue_config($1, 'max_retries', '1')`, [q]);
+    const [tired] = await sendAndTick(pool, q, ['tired']);
+    const first = (await receiveCoop(pool, q, c, 'w1'))[0]?.batch_id as string;
+    await nack(pool, first, tired as string, '0 seconds');
+    await ack(pool, first);
+    await pool.query('select pgque.maint_retry_events()');
+    const [fresh] = await sendAndTick(pool, q, ['fresh']);
+    const got = await receiveCoop(pool, q, c, 'w1');
+    expect(got.map((m) => [m.msg_id, m.retry_count])).toEqual([
+      [tired, 1],
+      [fresh, null],
+    ]);
+    expect(
+      await value(pool, 'select pgque.unregister_subconsumer($1, $2, $3, 1)', [q, c, 'w1']),
+    ).toBe(1);
+    const main = await mustSub(pool, q, c);
+    expect(await retryRows(q)).toEqual([{ ev_id: fresh, ev_owner: main.sub_id, ev_retry: 1 }]);
+    expect(await dlqRows(q)).toMatchObject([
+      { ev_id: tired, dl_reason: 'subconsumer unregistered', co_name: c },
+    ]);
+    const due = await value<number>(
+      pool,
+      `select extract(epoch from r.ev_retry_after - now())::float8 from pgque.retry_queue r
+        join pgque.queue q on q.queue_id = r.ev_queue where q.queue_name = $1`,
+      [q],
+    );
+    expect(due).toBeGreaterThan(50);
+    expect(due).toBeLessThanOrEqual(60);
+  });
+
   it('contract 17: after a forced unregister the old token acks 0 and nacks batch not found', async () => {
     const { q, c } = await group('w1', 'w2');
     const [id] = await sendAndTick(pool, q, ['a']);
