@@ -954,3 +954,66 @@ describe('cooperative consumers: roles', () => {
     }
   });
 });
+
+describe('cooperative consumers: the call surface', () => {
+  it('every cooperative function takes the argument names of PGQUE-SPEC §2.4', async () => {
+    const q = await newQueue(pool);
+    const c = groupName();
+    const named = (sql: string, params: unknown[] = []) => pool.query(sql, [q, c, ...params]);
+    await named(
+      `select pgque.register_subconsumer(i_queue => $1, i_consumer => $2, i_subconsumer => 'w1',
+                                         i_convert_normal => false)`,
+    );
+    await named(
+      `select pgque.subscribe_subconsumer(i_queue => $1, i_consumer => $2, i_subconsumer => 'w2',
+                                          i_convert_normal => false)`,
+    );
+    await sendAndTick(pool, q, ['a']);
+    await sendAndTick(pool, q, ['b']);
+    const got = await named(
+      `select * from pgque.receive_coop(i_queue => $1, i_consumer => $2, i_subconsumer => 'w1',
+                                        i_max_return => 10, i_dead_interval => '1 minute')`,
+    );
+    expect(got.rows.map((m) => m.payload)).toEqual(['a']);
+    const custom = await named(
+      `select * from pgque.next_batch_custom(i_queue => $1, i_consumer => $2, i_subconsumer => 'w2',
+         i_min_lag => null, i_min_count => null, i_min_interval => null, i_dead_interval => null)`,
+    );
+    expect(custom.fields.map((f) => f.name)).toEqual(['batch_id', 'prev_tick_id', 'next_tick_id']);
+    const again = await named(
+      `select pgque.next_batch(i_queue => $1, i_consumer => $2, i_subconsumer => 'w2',
+                               i_dead_interval => null) as batch_id`,
+    );
+    expect(again.rows[0].batch_id).toBe(custom.rows[0].batch_id);
+    await named(
+      `select pgque.touch_subconsumer(i_queue => $1, i_consumer => $2, i_subconsumer => 'w1')`,
+    );
+    await named(
+      `select pgque.unregister_subconsumer(i_queue => $1, i_consumer => $2, i_subconsumer => 'w1',
+                                           i_batch_handling => 1)`,
+    );
+    await named(
+      `select pgque.unsubscribe_subconsumer(i_queue => $1, i_consumer => $2, i_subconsumer => 'w2',
+                                            i_batch_handling => 1)`,
+    );
+    expect((await mustSub(pool, q, c)).sub_role).toBe('normal');
+    // a message row has the field order clients rely on for nack
+    const fields = await rows<{ attname: string }>(
+      pool,
+      `select attname from pg_attribute where attrelid = 'pgque.message'::regclass and attnum > 0
+        order by attnum`,
+    );
+    expect(fields.map((f) => f.attname)).toEqual([
+      'msg_id',
+      'batch_id',
+      'type',
+      'payload',
+      'retry_count',
+      'created_at',
+      'extra1',
+      'extra2',
+      'extra3',
+      'extra4',
+    ]);
+  });
+});

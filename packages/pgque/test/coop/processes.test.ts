@@ -44,19 +44,29 @@ function alive(worker: Worker): boolean {
   return worker.child.exitCode === null && worker.child.signalCode === null;
 }
 
-async function killAll(): Promise<void> {
+/** Kills every worker still running; returns the members that were. */
+async function killAll(): Promise<string[]> {
   const all = [...live];
   live.clear();
-  for (const worker of all) {
-    if (!alive(worker)) continue;
+  const running = all.filter(alive);
+  for (const worker of running) {
     worker.child.kill('SIGCONT');
     worker.child.kill('SIGKILL');
   }
   await Promise.all(all.map((w) => w.exit));
+  return running.map((w) => w.member);
 }
 
-afterEach(killAll);
-afterAll(killAll);
+// Workers are always killed, even when a test fails; a passing test must not leak one.
+afterEach(async ({ task }) => {
+  const leaked = await killAll();
+  if (leaked.length > 0 && task.result?.state === 'pass') {
+    throw new Error(`test left workers running: ${leaked.join(', ')}`);
+  }
+});
+afterAll(async () => {
+  await killAll();
+});
 
 function spawnWorker(config: Omit<WorkerConfig, 'url'>): Worker {
   const child = spawn(
