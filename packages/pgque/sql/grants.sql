@@ -20,7 +20,9 @@ revoke execute on function
   pgque._batch_subscription(bigint),
   pgque._validate_coop_names(text, text, text),
   pgque._clear_member_cursor(int4, int4),
-  pgque._remove_member(int4, int4, int4)
+  pgque._remove_member(int4, int4, int4),
+  pgque._window_event_tables(int4, bigint, bigint),
+  pgque._window_event_sql(int4, int4, bigint, bigint, bigint, bigint)
 from pgque_admin;
 
 -- Readers see the metadata and dead letters; event tables are granted per queue.
@@ -60,7 +62,9 @@ grant execute on function
   pgque.next_batch(text, text, text, interval),
   pgque.next_batch_custom(text, text, text, interval, int4, interval, interval),
   pgque.receive_coop(text, text, text, int, interval),
-  pgque.touch_subconsumer(text, text, text)
+  pgque.touch_subconsumer(text, text, text),
+  pgque.get_consumer_config(text, text),
+  pgque.get_coop_takeovers(text, text, int)
 to pgque_reader;
 
 -- Producer side.

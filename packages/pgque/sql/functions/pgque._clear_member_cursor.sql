@@ -7,6 +7,7 @@ security definer
 set search_path = pgque, pg_catalog
 as $$
   update pgque.subscription
-     set sub_last_tick = null, sub_next_tick = null, sub_batch = null, sub_active = pg_catalog.now()
+     set sub_last_tick = null, sub_next_tick = null, sub_batch = null, sub_active = pg_catalog.now(),
+         sub_page_after = null, sub_page_through = null, sub_page_no = null
    where sub_queue = p_queue_id and sub_consumer = p_consumer_id and sub_role = 'coop_member';
 $$;

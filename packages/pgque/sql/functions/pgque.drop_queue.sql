@@ -32,6 +32,8 @@ begin
        and not exists (select 1 from pgque.subscription s where s.sub_consumer = c.co_id);
   end if;
   delete from pgque.retry_queue where ev_queue = q.queue_id;
+  delete from pgque.coop_window where cw_queue = q.queue_id;
+  delete from pgque.coop_takeover where ct_queue = q.queue_id;
   delete from pgque.dead_letter where dl_queue_id = q.queue_id;
   for n in 0 .. q.queue_ntables - 1 loop
     execute pg_catalog.format('drop table if exists %s', q.queue_data_pfx || '_' || n);

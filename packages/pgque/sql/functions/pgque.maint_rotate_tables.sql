@@ -32,7 +32,11 @@ begin
     raise exception 'queue % maint failure: step1=%, current=%', i_queue_name, q.queue_switch_step1, cur_txid;
   end if;
 
-  select min(sub_last_tick) into lowest_tick from pgque.subscription where sub_queue = q.queue_id;
+  -- open windows of paged cooperative groups still need their ticks and tables
+  select min(t) into lowest_tick
+    from (select sub_last_tick as t from pgque.subscription where sub_queue = q.queue_id
+          union all
+          select cw_prev_tick from pgque.coop_window where cw_queue = q.queue_id) cursors;
   if lowest_tick is not null then
     select pg_catalog.pg_snapshot_xmin(tick_snapshot)::text::bigint into lowest_xmin
       from pgque.tick where tick_queue = q.queue_id and tick_id = lowest_tick;

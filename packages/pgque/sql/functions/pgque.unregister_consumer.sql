@@ -45,6 +45,7 @@ begin
   end if;
 
   delete from pgque.retry_queue where ev_queue = sub.sub_queue and ev_owner = sub.sub_id;
+  delete from pgque.coop_window where cw_queue = sub.sub_queue and cw_sub_id = sub.sub_id;
   delete from pgque.subscription where sub_queue = sub.sub_queue and sub_id = sub.sub_id;
   get diagnostics removed = row_count;
   delete from pgque.consumer c
