@@ -69,5 +69,11 @@ async function ensureNotificationsQueue(pool: pg.Pool, coopPageSize: number): Pr
   ]);
   await pool.query('select pgque.subscribe($1, $2)', [NOTIFICATIONS_QUEUE, NOTIFICATION_CONSUMER]);
   await pool.query('select pgque.subscribe($1, $2)', [NOTIFICATIONS_QUEUE, SLA_GROUP]);
-  void coopPageSize; // applied once the engine's paged cooperative split lands (issue 6)
+  // One detector run publishes all its breaches in one transaction, hence one window:
+  // paging spreads such a window over every sla-breach-worker instead of one.
+  await pool.query(`select pgque.set_consumer_config($1, $2, 'coop_page_size', $3)`, [
+    NOTIFICATIONS_QUEUE,
+    SLA_GROUP,
+    coopPageSize > 0 ? String(coopPageSize) : null,
+  ]);
 }
