@@ -4,7 +4,9 @@ import { type Config, ConfigError, loadConfig } from './config.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
 import { createLogger, type Logger } from './log.js';
+import { runCluster } from './processes/cluster.js';
 import { requireDatabaseUrl, serveEmbeddedDatabase } from './processes/database.js';
+import { healthFileCheck, healthProbe, startHealthFile } from './processes/health.js';
 import { startJobs } from './processes/jobs.js';
 import { startNotificationWorker } from './processes/notification-worker.js';
 import { type RunningService, stopAll, untilSignal } from './processes/service.js';
@@ -40,6 +42,11 @@ async function serve(role: string, start: Starter): Promise<void> {
     );
   try {
     services.push(await start(config, url, pool, logger));
+    if (config.healthFile) {
+      services.push(
+        startHealthFile(config.healthFile, role, healthProbe(role, config, pool), logger),
+      );
+    }
   } catch (error) {
     await stop();
     throw error;
@@ -67,6 +74,45 @@ export function buildProgram(): Command {
       await runStart(config, createLogger(config.logLevel, 'start'), {
         demo: Boolean(options.demo),
       });
+    });
+
+  program
+    .command('cluster')
+    .description(
+      'run the container topology as separate processes: database (embedded unless DATABASE_URL), migrations, then web, jobs, ticker, notification-worker and N sla-breach-workers, supervised',
+    )
+    .option('--sla-workers <n>', 'sla-breach-worker processes (default: SLA_WORKERS)')
+    .option('--demo', 'seed demo tickets whose SLAs breach within the first minute')
+    .action(async (options: { slaWorkers?: string; demo?: boolean }) => {
+      const config = loadConfig();
+      const slaWorkers =
+        options.slaWorkers === undefined ? config.slaWorkers : Number(options.slaWorkers);
+      if (!Number.isInteger(slaWorkers) || slaWorkers < 0 || slaWorkers > 64) {
+        throw new ConfigError(
+          `--sla-workers must be an integer in 0..64, got ${options.slaWorkers}`,
+        );
+      }
+      await runCluster(config, createLogger(config.logLevel, 'cluster'), {
+        demo: Boolean(options.demo),
+        slaWorkers,
+      });
+    });
+
+  program
+    .command('healthcheck')
+    .description(
+      "exit 0 when this container's role is healthy: STEGA_HEALTH_FILE is fresh and its last probe passed",
+    )
+    .option('--max-age <seconds>', 'oldest heartbeat still healthy', '30')
+    .action(async (options: { maxAge: string }) => {
+      const config = loadConfig();
+      if (!config.healthFile) throw new ConfigError('stega healthcheck needs STEGA_HEALTH_FILE');
+      const maxAge = Number(options.maxAge);
+      if (!(maxAge > 0))
+        throw new ConfigError(`--max-age must be a positive number, got ${options.maxAge}`);
+      const result = await healthFileCheck(config.healthFile, maxAge * 1000);
+      if (!result.healthy) throw new Error(`unhealthy: ${result.reason}`);
+      process.stdout.write(`healthy: ${result.reason}\n`);
     });
 
   program

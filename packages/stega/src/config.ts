@@ -40,6 +40,8 @@ export interface Config {
   coopPageSize: number;
   /** Subconsumer name of this process (SUBCONSUMER_NAME, default `${hostname}-${pid}`). */
   subconsumerName: string;
+  /** Heartbeat file of a long-running role, read by `stega healthcheck` (STEGA_HEALTH_FILE; unset: none). */
+  healthFile: string | undefined;
   /** pino level (LOG_LEVEL, default info). */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
@@ -143,6 +145,7 @@ const envSchema = z.object({
       (s) => s === undefined || /^[^.\s]+$/.test(s),
       'SUBCONSUMER_NAME must be non-empty and contain no dot or space',
     ),
+  STEGA_HEALTH_FILE: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
 });
 
@@ -188,6 +191,9 @@ export function loadConfig(
     slaWarningShare: e.SLA_WARNING_SHARE,
     coopPageSize: e.COOP_PAGE_SIZE,
     subconsumerName: e.SUBCONSUMER_NAME || defaultSubconsumerName(),
+    healthFile: e.STEGA_HEALTH_FILE?.trim()
+      ? path.resolve(cwd, e.STEGA_HEALTH_FILE.trim())
+      : undefined,
     logLevel: e.LOG_LEVEL ?? 'info',
   };
 }

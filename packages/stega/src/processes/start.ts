@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import type { Config } from '../config.js';
 import { migrate } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
@@ -15,17 +16,32 @@ export interface StartOptions {
   demo: boolean;
 }
 
+/** The database a topology runs against: its URL and a pool on it (both owned by runTopology). */
+export interface TopologyDatabase {
+  url: string;
+  pool: pg.Pool;
+}
+
 /**
- * `stega start`: the whole system from one command. The database (embedded unless
- * DATABASE_URL), migrations, then web, ticker, jobs and notification-worker in this process
- * and SLA_WORKERS sla-breach-worker child processes (separate processes, as in production).
- * Ctrl-C stops them in reverse order: workers hand back their batches while the database is
- * still up.
+ * Starts a topology's services on a migrated database: pushes each started service to
+ * `services` (they are stopped in reverse order) and returns the web UI's URL.
  */
-export async function runStart(
+export type TopologyLauncher = (
+  database: TopologyDatabase,
+  services: RunningService[],
+) => Promise<string>;
+
+/**
+ * What `stega start` and `stega cluster` share: the database (embedded unless
+ * DATABASE_URL), migrations, the services `launch` starts, demo data on request; then it
+ * runs until SIGINT/SIGTERM and stops everything in reverse start order, so workers hand
+ * back their batches while the database is still up and the database stops last.
+ */
+export async function runTopology(
   config: Config,
   logger: Logger,
   options: StartOptions,
+  launch: TopologyLauncher,
 ): Promise<void> {
   const services: RunningService[] = [];
   const stop = () =>
@@ -40,26 +56,7 @@ export async function runStart(
     await migrate(pool, { coopPageSize: config.coopPageSize });
     logger.info('database migrated');
 
-    services.push(await startTicker(database.url, logger.child({ service: 'ticker' })));
-    services.push(await startJobs(config, pool, logger.child({ service: 'jobs' })));
-    services.push(
-      await startNotificationWorker(
-        config,
-        database.url,
-        pool,
-        logger.child({ service: 'notification-worker' }),
-      ),
-    );
-    services.push(
-      superviseChildren(
-        'sla-breach-worker',
-        config.slaWorkers,
-        { ...process.env, DATABASE_URL: database.url },
-        logger,
-      ),
-    );
-    const web = await startWeb(config, pool, logger.child({ service: 'web' }));
-    services.push(web);
+    const url = await launch({ url: database.url, pool }, services);
 
     if (options.demo) {
       const webhook = config.reportWebhookUrl
@@ -74,7 +71,7 @@ export async function runStart(
         'demo tickets created: their first-response SLAs breach within a minute',
       );
     }
-    logger.info(`Stega is up at ${web.url} (Ctrl-C stops it)`);
+    logger.info(`Stega is up at ${url} (Ctrl-C stops it)`);
   } catch (error) {
     await stop();
     throw error;
@@ -83,4 +80,41 @@ export async function runStart(
   logger.info({ reason }, 'stopping');
   await stop();
   logger.info('stopped');
+}
+
+/**
+ * `stega start`: the whole system from one command. Web, ticker, jobs and
+ * notification-worker run in this process and SLA_WORKERS sla-breach-worker child
+ * processes beside it (separate processes, as in production).
+ */
+export function runStart(config: Config, logger: Logger, options: StartOptions): Promise<void> {
+  return runTopology(config, logger, options, async ({ url, pool }, services) => {
+    services.push(await startTicker(url, logger.child({ service: 'ticker' })));
+    services.push(await startJobs(config, pool, logger.child({ service: 'jobs' })));
+    services.push(
+      await startNotificationWorker(
+        config,
+        url,
+        pool,
+        logger.child({ service: 'notification-worker' }),
+      ),
+    );
+    services.push(
+      superviseChildren('sla-breach-worker', config.slaWorkers, childEnvironment(url), logger),
+    );
+    const web = await startWeb(config, pool, logger.child({ service: 'web' }));
+    services.push(web);
+    return web.url;
+  });
+}
+
+/**
+ * The environment of a child process: this one's, pointed at the topology's database.
+ * Per-process settings are left out: SUBCONSUMER_NAME, so that each sla-breach-worker
+ * child is its own member (`hostname-pid`) rather than N processes sharing one name, and
+ * STEGA_HEALTH_FILE (one container, one role, one file).
+ */
+export function childEnvironment(databaseUrl: string): NodeJS.ProcessEnv {
+  const { SUBCONSUMER_NAME: _name, STEGA_HEALTH_FILE: _health, ...env } = process.env;
+  return { ...env, DATABASE_URL: databaseUrl };
 }

@@ -1,0 +1,131 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../../../../test-support/database.js';
+import { startWebhookReceiver } from '../../../../test-support/webhook-receiver.js';
+import { breachRecordDue } from '../../src/db/breaches.js';
+import { NOTIFICATIONS_QUEUE, SLA_GROUP } from '../../src/db/migrate.js';
+import { createPool, inTransaction } from '../../src/db/pool.js';
+import { takeoverFunctionExists, takeoverList } from '../../src/db/takeovers.js';
+import { killAllChildren, STEGA_MAIN, spawnStega, waitFor } from './processes.js';
+import { alertPolicyInsert, ticketsDueInsert } from './workload.js';
+
+const TICKETS = 40;
+
+/**
+ * Graceful scale-down with real processes: SIGTERM to an sla-breach-worker in the middle
+ * of a batch hands the rest of the batch back at once, the member leaves the group and
+ * the process exits; the other member delivers the rest. The dead interval is an hour, so
+ * a takeover cannot be what moves the batch.
+ */
+describe('scale-down: SIGTERM to an sla-breach-worker mid-batch', async () => {
+  const db = await createTestDatabase({ template: 'stega' });
+  const pool = createPool(db.url, 4);
+  const hook = await startWebhookReceiver({ delayMs: 250 }); // a batch takes ~10 s
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'stega-scale-down-'));
+  const env = { DATABASE_URL: db.url, STEGA_DATA_DIR: dir, SLA_DEAD_INTERVAL_SECONDS: '3600' };
+  const ticker = spawnStega(['ticker'], env);
+  const health = (name: string) => path.join(dir, `${name}.health.json`);
+  const workers = new Map(
+    ['scale-a', 'scale-b'].map((name) => [
+      name,
+      spawnStega(['sla-breach-worker'], {
+        ...env,
+        SUBCONSUMER_NAME: name,
+        STEGA_HEALTH_FILE: health(name),
+      }),
+    ]),
+  );
+  afterAll(async () => {
+    await killAllChildren();
+    await Promise.all([pool.end(), hook.stop()]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const healthcheck = (name: string) =>
+    spawnSync(process.execPath, ['--import', 'tsx', STEGA_MAIN, 'healthcheck'], {
+      env: { ...process.env, STEGA_HEALTH_FILE: health(name) },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+  const memberRows = async () => {
+    const { rows } = await pool.query(
+      "select consumer_name, current_batch from pgque.get_consumer_info($1) where consumer_name like $2 || '.%'",
+      [NOTIFICATIONS_QUEUE, SLA_GROUP],
+    );
+    return rows.map((row) => ({
+      name: String(row.consumer_name).slice(SLA_GROUP.length + 1),
+      batch: row.current_batch === null ? null : Number(row.current_batch),
+    }));
+  };
+  const deliveredBy = async () => {
+    const { rows } = await pool.query(
+      "select delivered_by, count(*)::int as n from stega.alert_deliveries where status = 'delivered' group by 1",
+    );
+    return new Map(rows.map((row) => [String(row.delivered_by), Number(row.n)]));
+  };
+
+  it('both workers join and report healthy', async () => {
+    await waitFor(async () => (await memberRows()).length === 2, 'both members', 60_000);
+    await waitFor(() => healthcheck('scale-a').status === 0, 'scale-a healthy', 30_000);
+    expect(healthcheck('scale-b').stdout).toMatch(/^healthy: sla-breach-worker/);
+    expect(ticker.running()).toBe(true);
+  });
+
+  it('hands the batch back at once, leaves the group and exits; the other member delivers the rest', async () => {
+    const policy = await alertPolicyInsert(pool, { webhooks: [{ url: hook.url }] });
+    await ticketsDueInsert(pool, policy, TICKETS, new Date(Date.now() - 60_000), 'Scale');
+    // one transaction: one window, so one member holds all of it
+    const recorded = await inTransaction(pool, (tx) => breachRecordDue(tx, new Date(), 1000));
+    expect(recorded).toHaveLength(TICKETS);
+
+    const holder = await waitFor(
+      async () => {
+        const busy = (await memberRows()).find((m) => m.batch !== null);
+        return busy && ((await deliveredBy()).get(busy.name) ?? 0) >= 2 ? busy : undefined;
+      },
+      'a member in the middle of the batch',
+      60_000,
+    );
+    const other = holder.name === 'scale-a' ? 'scale-b' : 'scale-a';
+    const worker = workers.get(holder.name);
+    if (!worker) throw new Error(`unknown member ${holder.name}`);
+
+    const termAt = Date.now();
+    worker.signal('SIGTERM');
+    const exit = await Promise.race([
+      worker.exited,
+      new Promise<null>((resolve) => setTimeout(() => resolve(null), 20_000)),
+    ]);
+    const exitMs = Date.now() - termAt;
+    expect(exit, worker.output()).toEqual({ code: 0, signal: null });
+    const byHolder = (await deliveredBy()).get(holder.name) ?? 0;
+    expect(byHolder).toBeLessThan(TICKETS);
+    expect(worker.output()).toContain('handing the batch back');
+    expect(worker.output()).toContain('subconsumer unregistered');
+    expect((await memberRows()).map((m) => m.name)).toEqual([other]);
+    expect(healthcheck(holder.name).status).not.toBe(0); // its heartbeat file is gone
+
+    await waitFor(
+      async () => ((await deliveredBy()).get(other) ?? 0) === TICKETS - byHolder,
+      'the other member to deliver the handed-back rest',
+      60_000,
+    );
+    const firstByOther = await pool.query(
+      "select min(delivered_at) as t from stega.alert_deliveries where delivered_by = $1 and status = 'delivered'",
+      [other],
+    );
+    console.log(
+      `scale-down: ${holder.name} exited ${exitMs} ms after SIGTERM having delivered ${byHolder}/${TICKETS}; ` +
+        `${other} delivered its first handed-back alert ${new Date(firstByOther.rows[0]?.t).getTime() - termAt} ms after SIGTERM`,
+    );
+    const counts = hook.countsByKey();
+    expect(counts.size).toBe(TICKETS);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    if (await takeoverFunctionExists(pool)) {
+      expect(await takeoverList(pool, NOTIFICATIONS_QUEUE, SLA_GROUP, 10)).toEqual([]);
+    }
+  });
+});
