@@ -34,24 +34,32 @@ declare
   page_no int4;
   victim_name text;
 begin
-  perform pgque.register_subconsumer(i_queue, i_consumer, i_subconsumer, false);
-
-  select s.* into main
-    from pgque.subscription s
-    join pgque.queue q on q.queue_id = s.sub_queue
-    join pgque.consumer c on c.co_id = s.sub_consumer
-   where q.queue_name = i_queue and c.co_name = i_consumer and s.sub_role = 'coop_main'
-     for update of s;
-  if not found then
+  perform pgque._validate_coop_names(i_queue, i_consumer, i_subconsumer);
+  for attempt in 1 .. 2 loop
+    select s.* into main
+      from pgque.subscription s
+      join pgque.queue q on q.queue_id = s.sub_queue
+      join pgque.consumer c on c.co_id = s.sub_consumer
+     where q.queue_name = i_queue and c.co_name = i_consumer and s.sub_role = 'coop_main'
+       for update of s;
+    if found then
+      select s.* into member
+        from pgque.subscription s
+        join pgque.consumer c on c.co_id = s.sub_consumer
+       where s.sub_queue = main.sub_queue and c.co_name = i_consumer || '.' || i_subconsumer
+         and s.sub_role = 'coop_member' and s.sub_id = main.sub_id
+         for update of s;
+      exit when found;
+    end if;
+    -- first call of this member (or of the group): register, then look again. Known
+    -- members skip this, so a poll costs two row locks, not a registration.
+    exit when attempt = 2;
+    perform pgque.register_subconsumer(i_queue, i_consumer, i_subconsumer, false);
+  end loop;
+  if main.sub_queue is null then
     raise exception 'cooperative main consumer not found: %/%', i_queue, i_consumer;
   end if;
-  select s.* into member
-    from pgque.subscription s
-    join pgque.consumer c on c.co_id = s.sub_consumer
-   where s.sub_queue = main.sub_queue and c.co_name = i_consumer || '.' || i_subconsumer
-     and s.sub_role = 'coop_member'
-     for update of s;
-  if not found then
+  if member.sub_queue is null then
     raise exception 'cooperative subconsumer not found: %/%/%', i_queue, i_consumer, i_subconsumer;
   end if;
 
@@ -147,10 +155,12 @@ begin
              sub_last_claim_new = open_window.cw_next_tick is not null or bounds is not null
        where sub_queue = main.sub_queue and sub_consumer = main.sub_consumer;
     else
+      perform pgque._touch_member(member.sub_queue, member.sub_consumer);
       return;
     end if;
   else
     if cur.tick_id is null then
+      perform pgque._touch_member(member.sub_queue, member.sub_consumer);
       return;
     end if;
     update pgque.subscription
