@@ -55,6 +55,7 @@ grant execute on function
   pgque.receive(text, text, int),
   pgque.ack(bigint),
   pgque.nack(bigint, pgque.message, interval, text),
+  pgque.reject(bigint, pgque.message, text),
   pgque.dlq_inspect(text, int),
   pgque.register_subconsumer(text, text, text, boolean),
   pgque.subscribe_subconsumer(text, text, text, boolean),

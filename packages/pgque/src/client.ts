@@ -72,6 +72,8 @@ export interface NackRequest {
   retryAfter?: number;
   /** Stored as the dead-letter reason when this nack exhausts the retries. */
   reason?: string;
+  /** Dead-letter at once, without retries (`pgque.reject`): the event can never succeed. */
+  reject?: boolean;
 }
 
 /** Largest `max_return`: receive a whole batch, so `ack` never skips unseen events. */
@@ -338,17 +340,26 @@ export class Client {
     const id = requireId(batchId, 'batchId', op);
     const requests = nackArrays(nacks, op);
     return this.transaction(op, { batchId: id }, options.db, async (db) => {
-      if (requests.length > 0) {
+      const retries = requests.filter((r) => !r.reject);
+      const rejects = requests.filter((r) => r.reject);
+      if (retries.length > 0) {
         await db.query(
           `select count(pgque.nack($1, row(n.id, $1, null, null, null, null, null, null, null, null)::pgque.message,
                                    n.delay * interval '1 second', n.reason))
              from unnest($2::bigint[], $3::float8[], $4::text[]) as n(id, delay, reason)`,
           [
             id,
-            requests.map((r) => r.msgId),
-            requests.map((r) => r.retryAfter),
-            requests.map((r) => r.reason),
+            retries.map((r) => r.msgId),
+            retries.map((r) => r.retryAfter),
+            retries.map((r) => r.reason),
           ],
+        );
+      }
+      if (rejects.length > 0) {
+        await db.query(
+          `select count(pgque.reject($1, row(n.id, $1, null, null, null, null, null, null, null, null)::pgque.message, n.reason))
+             from unnest($2::bigint[], $3::text[]) as n(id, reason)`,
+          [id, rejects.map((r) => r.msgId), rejects.map((r) => r.reason)],
         );
       }
       const { rows } = await db.query('select pgque.ack($1) as r', [id]);
@@ -812,7 +823,7 @@ function optionalText(value: unknown, field: string, operation: string): string 
 function nackArrays(
   nacks: NackRequest[],
   operation: string,
-): { msgId: bigint; retryAfter: number; reason: string | null }[] {
+): { msgId: bigint; retryAfter: number; reason: string | null; reject: boolean }[] {
   if (!Array.isArray(nacks)) {
     throw new PgqueInvalidInputError(`${operation}: nacks must be an array`, 'nacks', {
       operation,
@@ -834,6 +845,7 @@ function nackArrays(
       msgId: requireId(nack.message.msgId, 'message.msgId', operation),
       retryAfter: requireNonNegative(nack.retryAfter ?? 60, 'retryAfter', operation),
       reason: reason ?? null,
+      reject: nack.reject === true,
     };
   });
 }

@@ -357,6 +357,12 @@ export abstract class ConsumerLoop {
           'event failed; retrying or dead-lettering',
         );
         nacks.push({ message, retryAfter: outcome.retryAfter, reason: outcome.reason });
+      } else if (outcome.kind === 'reject') {
+        this.logger.warn(
+          { ...this.logFields, eventId: message.msgId, type: message.type, reason: outcome.reason },
+          'event rejected; dead-lettered',
+        );
+        nacks.push({ message, reason: outcome.reason, reject: true });
       } else if (outcome.kind === 'unfinished') {
         nacks.push({
           message,

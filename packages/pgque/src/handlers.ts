@@ -49,6 +49,8 @@ export type Outcome =
   /** Unknown type under the `'ack'` policy: acked with the batch, no handler ran. */
   | { kind: 'ignored' }
   | { kind: 'nack'; retryAfter: number; reason: string }
+  /** Can never succeed (invalid payload): dead-lettered at once. */
+  | { kind: 'reject'; reason: string }
   /** Not handled because the batch is being handed back. */
   | { kind: 'unfinished' };
 
@@ -160,8 +162,7 @@ export class HandlerRegistry {
 
 function invalid(message: Message, problem: string): Outcome {
   return {
-    kind: 'nack',
-    retryAfter: 0,
+    kind: 'reject',
     reason: truncate(`invalid payload for event type ${message.type}: ${problem}`),
   };
 }

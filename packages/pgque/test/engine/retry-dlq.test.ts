@@ -301,4 +301,40 @@ describe('dead letters', () => {
     await pool.query('select pgque.unregister_consumer($1, $2)', [q, 'leaver']);
     expect(await deadLetters(q)).toEqual([]);
   });
+
+  it('reject dead-letters one message at once (no retries), leaves the batch open, and only that message', async () => {
+    const q = await queueWith('c1', 'c2');
+    await send(pool, q, 'good');
+    await send(pool, q, 'bad');
+    await tick(pool, q);
+    const batch = await receive(pool, q, 'c1');
+    const bad = batch.find((m) => m.payload === 'bad');
+    if (!bad) throw new Error('bad message missing');
+    const reject = (msgId: string) =>
+      value<number>(
+        pool,
+        `select pgque.reject($1, row($2::bigint, $1::bigint, null, null, null, null, null, null, null, null)::pgque.message, $3)`,
+        [bad.batch_id, msgId, 'invalid payload'],
+      );
+    expect(await reject(String(bad.msg_id))).toBe(1);
+    expect(await reject(String(bad.msg_id))).toBe(1); // idempotent
+    await expectError(reject('999999999'), /msg_id 999999999 not found in batch/);
+    const letters = await pool.query(
+      'select ev_id, dl_reason, ev_retry from pgque.dlq_inspect($1)',
+      [q],
+    );
+    expect(letters.rows).toEqual([
+      { ev_id: bad.msg_id, dl_reason: 'invalid payload', ev_retry: null },
+    ]);
+    expect(await ack(pool, bad.batch_id)).toBe(1);
+    expect(
+      await value(
+        pool,
+        'select count(*)::int from pgque.retry_queue r join pgque.queue q on q.queue_id = r.ev_queue where q.queue_name = $1',
+        [q],
+      ),
+    ).toBe(0);
+    // the other consumer still gets both
+    expect((await consume(pool, q, 'c2')).map((m) => m.payload)).toEqual(['good', 'bad']);
+  });
 });
