@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+describe('configuration from the environment', () => {
+  it('has documented defaults', () => {
+    const config = loadConfig({}, '/srv/stega');
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '0.0.0.0',
+      databaseUrl: undefined,
+      dataDir: '/srv/stega/.stega',
+      timeZone: 'UTC',
+      slaDeadIntervalSeconds: 120,
+      slaWorkers: 2,
+      slaWarningShare: 0.8,
+      coopPageSize: 50,
+      reportEmails: [],
+      logLevel: 'info',
+    });
+    expect(config.subconsumerName).toMatch(/^[^.\s]+-\d+$/);
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      DATABASE_URL: 'postgresql://u:p@db:5432/stega',
+      STEGA_TIME_ZONE: 'Europe/Lisbon',
+      SMTP_URL: 'smtp://mail:25',
+      REPORT_EMAILS: 'a@x.test, b@x.test',
+      REPORT_WEBHOOK_URL: 'https://hooks.example.test/report',
+      SLA_DEAD_INTERVAL_SECONDS: '5',
+      SLA_WORKERS: '4',
+      SLA_WARNING_SHARE: '0.9',
+      COOP_PAGE_SIZE: '0',
+      SUBCONSUMER_NAME: 'replica-1',
+      STEGA_ADMIN_TOKEN: 'long-enough-token',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      timeZone: 'Europe/Lisbon',
+      reportEmails: ['a@x.test', 'b@x.test'],
+      slaDeadIntervalSeconds: 5,
+      slaWorkers: 4,
+      slaWarningShare: 0.9,
+      coopPageSize: 0,
+      subconsumerName: 'replica-1',
+      adminToken: 'long-enough-token',
+    });
+  });
+
+  it('names every bad variable in one error', () => {
+    const attempt = () =>
+      loadConfig({
+        PORT: 'eighty',
+        DATABASE_URL: 'mysql://nope',
+        STEGA_TIME_ZONE: 'Mars/Olympus',
+        SLA_WARNING_SHARE: '1.5',
+        SUBCONSUMER_NAME: 'has.dot',
+        STEGA_ADMIN_TOKEN: 'short',
+      });
+    expect(attempt).toThrow(ConfigError);
+    const message = (() => {
+      try {
+        attempt();
+        return '';
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })();
+    for (const expected of [
+      /PORT must be an integer in 0\.\.65535, got "eighty"/,
+      /DATABASE_URL must be a postgres: or postgresql:\/\/ URL, got "mysql:\/\/nope"/,
+      /STEGA_TIME_ZONE must be an IANA time zone, got "Mars\/Olympus"/,
+      /SLA_WARNING_SHARE must be a number in \(0, 1\], got "1.5"/,
+      /SUBCONSUMER_NAME must be non-empty and contain no dot or space/,
+      /STEGA_ADMIN_TOKEN must be at least 8 characters/,
+    ]) {
+      expect(message).toMatch(expected);
+    }
+  });
+
+  it('rejects a bad report address', () => {
+    expect(() => loadConfig({ REPORT_EMAILS: 'ok@x.test, not-an-address' })).toThrow(
+      /REPORT_EMAILS has an invalid address: "not-an-address"/,
+    );
+  });
+});
