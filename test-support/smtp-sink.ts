@@ -4,6 +4,8 @@ export interface ReceivedMail {
   from: string;
   to: string[];
   raw: string;
+  /** When the message was accepted (Date.now()). */
+  at: number;
   header(name: string): string | undefined;
 }
 
@@ -28,6 +30,7 @@ export async function startSmtpSink(): Promise<{
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((r) => r.address),
           raw,
+          at: Date.now(),
           header(name) {
             const match = headerBlock.match(new RegExp(`^${name}:\\s*(.*)$`, 'im'));
             return match?.[1]?.trim();

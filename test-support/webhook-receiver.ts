@@ -3,6 +3,8 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 export interface ReceivedWebhook {
   headers: IncomingHttpHeaders;
   body: string;
+  /** When the call was accepted (Date.now()). */
+  at: number;
 }
 
 /**
@@ -22,7 +24,11 @@ export async function startWebhookReceiver(options: { delayMs?: number } = {}) {
           response.writeHead(503).end('try later');
           return;
         }
-        received.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8') });
+        received.push({
+          headers: request.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          at: Date.now(),
+        });
         response.writeHead(204).end();
       };
       if (options.delayMs) setTimeout(answer, options.delayMs);
