@@ -24,11 +24,16 @@ export interface TicketRow {
 export interface TicketListRow extends TicketRow {
   first_response_due_at: Date | null;
   resolution_due_at: Date | null;
+  /** The clocks' states (null without a clock): only running clocks count down. */
+  first_response_state: ClockState | null;
+  resolution_state: ClockState | null;
   /** A breach was recorded, or a clock missed (or is past) its due time. */
   breached: boolean;
   /** A running clock of an active ticket is past its warning instant but not yet due. */
   at_risk: boolean;
 }
+
+export type ClockState = 'running' | 'paused' | 'stopped';
 
 /** The columns a ticket insert or update may set. */
 export interface TicketColumns {
@@ -168,6 +173,9 @@ export interface TicketFilter {
   offset: number;
 }
 
+const CLOCK_STATE = `case when c.stopped_at is not null then 'stopped'
+  when c.paused_since is not null then 'paused' else 'running' end`;
+
 /** A page of tickets, newest first, with the total number matching the filter. */
 export async function ticketList(
   db: Queryable,
@@ -181,6 +189,10 @@ export async function ticketList(
                 where c.ticket_id = t.id and c.kind = 'first_response') as first_response_due_at,
               (select c.due_at from stega.sla_clocks c
                 where c.ticket_id = t.id and c.kind = 'resolution') as resolution_due_at,
+              (select ${CLOCK_STATE} from stega.sla_clocks c
+                where c.ticket_id = t.id and c.kind = 'first_response') as first_response_state,
+              (select ${CLOCK_STATE} from stega.sla_clocks c
+                where c.ticket_id = t.id and c.kind = 'resolution') as resolution_state,
               exists (select 1 from stega.sla_breaches b where b.ticket_id = t.id)
                 or exists (select 1 from stega.sla_clocks c
                             where c.ticket_id = t.id
@@ -222,6 +234,8 @@ export async function ticketList(
     ...ticketOf(row),
     first_response_due_at: orNull<Date>(row.first_response_due_at),
     resolution_due_at: orNull<Date>(row.resolution_due_at),
+    first_response_state: orNull<ClockState>(row.first_response_state),
+    resolution_state: orNull<ClockState>(row.resolution_state),
     breached: Boolean(row.breached),
     at_risk: Boolean(row.at_risk),
   }));

@@ -16,10 +16,13 @@ import { agentRoutes } from './routes/agents.js';
 import { alertRoutes } from './routes/alerts.js';
 import { calendarRoutes } from './routes/calendars.js';
 import { operationRoutes } from './routes/operations.js';
+import { pipelineRoutes } from './routes/pipeline.js';
 import { policyRoutes } from './routes/policies.js';
 import { reportRoutes } from './routes/reports.js';
+import { sessionRoutes } from './routes/session.js';
 import { ticketRoutes } from './routes/tickets.js';
 import { tokenRoutes } from './routes/tokens.js';
+import { uiRoutes } from './ui.js';
 
 export interface AppDeps {
   pool: pg.Pool;
@@ -27,13 +30,16 @@ export interface AppDeps {
   logger: Logger;
   /** The current time (default: the real clock); tests move it. */
   now?: () => Date;
+  /** The built web UI (default: packages/stega/dist/web). */
+  webRoot?: string;
 }
 
 /**
  * Builds the HTTP application; `server.ts` listens, tests use `app.inject()`.
  * Seeds the default calendar and policies when the database has no policy at all, and
  * resolves the admin token (STEGA_ADMIN_TOKEN, else `<dataDir>/admin-token`).
- * Every route but GET /healthz and the OpenAPI document needs a bearer token.
+ * Every route but GET /healthz, the OpenAPI document and the web UI's files needs a bearer
+ * token.
  */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const now = deps.now ?? (() => new Date());
@@ -91,5 +97,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(alertRoutes(ctx));
   await app.register(reportRoutes(ctx));
   await app.register(operationRoutes(ctx));
+  await app.register(pipelineRoutes(ctx));
+  await app.register(sessionRoutes());
+  await app.register(uiRoutes(deps.webRoot));
   return app;
 }

@@ -9,6 +9,7 @@ const priority = z.enum(PRIORITIES);
 const status = z.enum(TICKET_STATUSES);
 const clockKind = z.enum(['first_response', 'resolution']);
 const channel = z.enum(['in_app', 'email', 'webhook']);
+const clockState = z.enum(['running', 'paused', 'stopped']);
 const deliveryStatus = z.enum(['pending', 'delivered', 'failed']);
 
 export const agentOut = z.object({
@@ -42,6 +43,8 @@ export const ticketListOut = z.object({
     ticketOut.extend({
       first_response_due_at: nullableDate,
       resolution_due_at: nullableDate,
+      first_response_state: clockState.nullable(),
+      resolution_state: clockState.nullable(),
       breached: z.boolean(),
       at_risk: z.boolean(),
     }),
@@ -53,7 +56,7 @@ export const ticketListOut = z.object({
 
 export const clockOut = z.object({
   kind: clockKind,
-  state: z.enum(['running', 'paused', 'stopped']),
+  state: clockState,
   calendar_id: id,
   started_at: z.date(),
   target_minutes: z.number(),

@@ -2,6 +2,7 @@ import { run } from 'graphile-worker';
 import type pg from 'pg';
 import type { Config } from '../config.js';
 import { graphileLogger } from '../jobs/job-logger.js';
+import { recordJobRuns } from '../jobs/job-run-log.js';
 import { STEGA_CRONTAB, stegaTasks } from '../jobs/tasks.js';
 import type { Logger } from '../log.js';
 import type { RunningService } from './service.js';
@@ -25,6 +26,13 @@ export async function startJobs(
     crontab: STEGA_CRONTAB,
     logger: graphileLogger(logger),
   });
+  const runLog = recordJobRuns(runner.events, pool, logger, now);
   logger.info('jobs runner started');
-  return { name: 'jobs', stop: () => runner.stop() };
+  return {
+    name: 'jobs',
+    stop: async () => {
+      await runner.stop();
+      await runLog.stop();
+    },
+  };
 }

@@ -1,0 +1,100 @@
+import { deliveryCountByReplica } from '../db/delivery-stats.js';
+import {
+  type CronTaskRow,
+  cronTaskList,
+  type JobQueuedRow,
+  type JobRunRow,
+  jobQueuedList,
+  jobRunList,
+} from '../db/job-runs.js';
+import { type TakeoverRow, takeoverFunctionExists, takeoverList } from '../db/takeovers.js';
+import type { ServiceContext } from './context.js';
+import { getQueue } from './operations.js';
+
+/**
+ * What operators watch besides the queues themselves: takeovers in cooperative groups, job
+ * runs, and how the alert deliveries are shared between the sla-breach-worker replicas.
+ */
+
+export interface TakeoverView {
+  /** False while the installed engine has no pgque.get_coop_takeovers. */
+  available: boolean;
+  items: TakeoverRow[];
+}
+
+/** The newest takeovers of a cooperative group. @throws NotFoundError for an unknown queue. */
+export async function listTakeovers(
+  ctx: ServiceContext,
+  queue: string,
+  consumer: string,
+  limit: number,
+): Promise<TakeoverView> {
+  await getQueue(ctx, queue);
+  if (!(await takeoverFunctionExists(ctx.pool))) return { available: false, items: [] };
+  return { available: true, items: await takeoverList(ctx.pool, queue, consumer, limit) };
+}
+
+export interface JobOverview {
+  runs: JobRunRow[];
+  queued: JobQueuedRow[];
+  cron: CronTaskRow[];
+}
+
+/** Finished runs (newest first), jobs still queued or running, and the cron tasks. */
+export async function jobOverview(ctx: ServiceContext, limit: number): Promise<JobOverview> {
+  const [runs, queued, cron] = await Promise.all([
+    jobRunList(ctx.pool, limit),
+    jobQueuedList(ctx.pool, limit),
+    cronTaskList(ctx.pool),
+  ]);
+  return { runs, queued, cron };
+}
+
+export interface DeliverySeries {
+  from: Date;
+  to: Date;
+  bucket_seconds: number;
+  /** Every bucket start in `[from, to)`, oldest first. */
+  buckets: Date[];
+  /** One series per replica, with a count for every bucket (zeros included). */
+  replicas: { delivered_by: string; counts: number[]; total: number }[];
+}
+
+/** Deliveries per replica over the last `minutes`, in buckets of `bucketSeconds`. */
+export async function deliveriesPerReplica(
+  ctx: ServiceContext,
+  minutes: number,
+  bucketSeconds: number,
+): Promise<DeliverySeries> {
+  const bucketMs = bucketSeconds * 1000;
+  const now = ctx.now().getTime();
+  const to = new Date(Math.floor(now / bucketMs) * bucketMs + bucketMs);
+  const from = new Date(to.getTime() - Math.ceil((minutes * 60_000) / bucketMs) * bucketMs);
+  const buckets: Date[] = [];
+  for (let t = from.getTime(); t < to.getTime(); t += bucketMs) buckets.push(new Date(t));
+  const rows = await deliveryCountByReplica(ctx.pool, from, to, bucketSeconds);
+  const replicas = new Map<string, number[]>();
+  for (const row of rows) {
+    const index = Math.round((row.bucket_start.getTime() - from.getTime()) / bucketMs);
+    if (index < 0 || index >= buckets.length) continue;
+    let counts = replicas.get(row.delivered_by);
+    if (!counts) {
+      counts = buckets.map(() => 0);
+      replicas.set(row.delivered_by, counts);
+    }
+    counts[index] = (counts[index] ?? 0) + row.deliveries;
+  }
+  return {
+    from,
+    to,
+    bucket_seconds: bucketSeconds,
+    buckets,
+    replicas: [...replicas.entries()]
+      .map(([delivered_by, counts]) => ({
+        delivered_by,
+        counts,
+        total: counts.reduce((a, b) => a + b, 0),
+      }))
+      .sort((a, b) => a.delivered_by.localeCompare(b.delivered_by)),
+  };
+}

@@ -1,0 +1,19 @@
+import { useTitle } from '../hooks.js';
+import { Link } from '../router.js';
+
+export function NotFoundPage({ forbidden = false }: { forbidden?: boolean }) {
+  useTitle(forbidden ? 'Admins only' : 'Not found');
+  return (
+    <div className="page">
+      <h1>{forbidden ? 'Admins only' : 'Page not found'}</h1>
+      <p>
+        {forbidden
+          ? 'This page needs an admin token. Sign in with the admin token to see it.'
+          : 'There is nothing at this address.'}
+      </p>
+      <p>
+        <Link to="/tickets">Go to the tickets</Link>
+      </p>
+    </div>
+  );
+}

@@ -1,0 +1,488 @@
+import { type FormEvent, useEffect, useState } from 'react';
+import { ApiError, api, type Issue } from '../api.js';
+import { PriorityBadge } from '../components/badges.js';
+import { ErrorSummary, Field, FieldError, fieldId, issueAt } from '../components/field.js';
+import { LoadState, TableRegion } from '../components/layout.js';
+import { formatDateTime, formatMinutes, label } from '../format.js';
+import { usePoll, useTitle } from '../hooks.js';
+import { Link, navigate } from '../router.js';
+import { type Calendar, type Policy, PRIORITIES, type Priority } from '../types.js';
+
+/** SLA policies: targets per priority (and organisation), calendar, alert channels. */
+export function PoliciesPage({ admin }: { admin: boolean }) {
+  useTitle('SLA policies');
+  const policies = usePoll(
+    (signal) => api<{ items: Policy[] }>('GET', '/api/sla-policies', undefined, { signal }),
+    15_000,
+  );
+  const calendars = usePoll(
+    (signal) => api<{ items: Calendar[] }>('GET', '/api/calendars', undefined, { signal }),
+    60_000,
+  );
+  const calendarName = (id: number) =>
+    calendars.data?.items.find((c) => c.id === id)?.name ?? `Calendar ${id}`;
+  const items = policies.data?.items ?? [];
+  return (
+    <div className="page">
+      <div className="page-head">
+        <h1>SLA policies</h1>
+        {admin ? (
+          <Link to="/policies/new" className="button primary">
+            New policy
+          </Link>
+        ) : null}
+      </div>
+      <p className="muted">
+        A ticket gets the policy of its priority and requester organisation, else the one of its
+        priority for every organisation. Targets count business minutes of the policy’s calendar.
+      </p>
+      <LoadState
+        loading={policies.loading}
+        error={policies.error}
+        empty={items.length === 0}
+        emptyText="No SLA policy yet."
+      />
+      {items.length > 0 ? (
+        <TableRegion label="SLA policies">
+          <table className="responsive">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Priority</th>
+                <th scope="col">Organisation</th>
+                <th scope="col">First response</th>
+                <th scope="col">Resolution</th>
+                <th scope="col">Calendar</th>
+                <th scope="col">Alerts</th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((p) => (
+                <tr key={p.id}>
+                  <td data-label="Name">
+                    <Link to={`/policies/${p.id}`}>{p.name}</Link>
+                  </td>
+                  <td data-label="Priority">
+                    <PriorityBadge priority={p.priority} />
+                  </td>
+                  <td data-label="Organisation">{p.requester_org ?? 'Every organisation'}</td>
+                  <td data-label="First response">{formatMinutes(p.first_response_minutes)}</td>
+                  <td data-label="Resolution">{formatMinutes(p.resolution_minutes)}</td>
+                  <td data-label="Calendar">
+                    <Link to={`/calendars/${p.calendar_id}`}>{calendarName(p.calendar_id)}</Link>
+                  </td>
+                  <td data-label="Alerts">{channelSummary(p)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableRegion>
+      ) : null}
+    </div>
+  );
+}
+
+function channelSummary(p: Policy): string {
+  const parts: string[] = [];
+  if (p.alert_channels.in_app) parts.push('in-app');
+  if (p.alert_channels.email.length > 0) parts.push(`${p.alert_channels.email.length} email`);
+  if (p.alert_channels.webhooks.length > 0)
+    parts.push(`${p.alert_channels.webhooks.length} webhook`);
+  return parts.join(', ') || 'none';
+}
+
+interface WebhookDraft {
+  url: string;
+  secret: string;
+  has_secret: boolean;
+}
+
+interface PolicyDraft {
+  name: string;
+  priority: Priority;
+  requester_org: string;
+  first_response_minutes: string;
+  resolution_minutes: string;
+  calendar_id: string;
+  in_app: boolean;
+  email: string;
+  webhooks: WebhookDraft[];
+}
+
+const NEW_POLICY: PolicyDraft = {
+  name: '',
+  priority: 'normal',
+  requester_org: '',
+  first_response_minutes: '60',
+  resolution_minutes: '480',
+  calendar_id: '',
+  in_app: true,
+  email: '',
+  webhooks: [],
+};
+
+function draftOf(p: Policy): PolicyDraft {
+  return {
+    name: p.name,
+    priority: p.priority,
+    requester_org: p.requester_org ?? '',
+    first_response_minutes: String(p.first_response_minutes),
+    resolution_minutes: String(p.resolution_minutes),
+    calendar_id: String(p.calendar_id),
+    in_app: p.alert_channels.in_app,
+    email: p.alert_channels.email.join('\n'),
+    webhooks: p.alert_channels.webhooks.map((w) => ({
+      url: w.url,
+      secret: '',
+      has_secret: w.has_secret,
+    })),
+  };
+}
+
+/** A number when the text is one; the text itself otherwise, so the API names the problem. */
+function numberOrText(value: string): number | string {
+  const trimmed = value.trim();
+  return trimmed !== '' && Number.isFinite(Number(trimmed)) ? Number(trimmed) : trimmed;
+}
+
+function channelsOf(d: PolicyDraft) {
+  return {
+    in_app: d.in_app,
+    email: d.email
+      .split(/[\n,]/)
+      .map((s) => s.trim())
+      .filter(Boolean),
+    webhooks: d.webhooks.map((w) => ({
+      url: w.url.trim(),
+      ...(w.secret ? { secret: w.secret } : {}),
+    })),
+  };
+}
+
+function bodyOf(d: PolicyDraft) {
+  return {
+    name: d.name,
+    priority: d.priority,
+    requester_org: d.requester_org.trim() === '' ? null : d.requester_org,
+    first_response_minutes: numberOrText(d.first_response_minutes),
+    resolution_minutes: numberOrText(d.resolution_minutes),
+    calendar_id: d.calendar_id === '' ? null : Number(d.calendar_id),
+  };
+}
+
+const FIELD_PATHS =
+  /^(name|priority|requester_org|first_response_minutes|resolution_minutes|calendar_id|alert_channels(\.in_app|\.email.*|\.webhooks\[\d+\]\.(url|secret))?)$/;
+
+/** View (any token) or edit (admin) one SLA policy; errors appear next to their fields. */
+export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
+  const editing = id !== undefined;
+  useTitle(editing ? 'SLA policy' : 'New SLA policy');
+  const [draft, setDraft] = useState<PolicyDraft>(NEW_POLICY);
+  const [original, setOriginal] = useState<PolicyDraft | undefined>();
+  const [loaded, setLoaded] = useState<Policy | undefined>();
+  const [loadError, setLoadError] = useState<Error | undefined>();
+  const [issues, setIssues] = useState<Issue[]>([]);
+  const [message, setMessage] = useState<string | undefined>();
+  const [saved, setSaved] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+  const calendars = usePoll(
+    (signal) => api<{ items: Calendar[] }>('GET', '/api/calendars', undefined, { signal }),
+    60_000,
+  );
+
+  useEffect(() => {
+    if (!editing) return;
+    api<Policy>('GET', `/api/sla-policies/${id}`)
+      .then((policy) => {
+        setLoaded(policy);
+        setDraft(draftOf(policy));
+        setOriginal(draftOf(policy));
+      })
+      .catch(setLoadError);
+  }, [editing, id]);
+
+  useEffect(() => {
+    const first = calendars.data?.items[0];
+    if (!editing && first && draft.calendar_id === '') {
+      setDraft((d) => ({ ...d, calendar_id: String(first.id) }));
+    }
+  }, [editing, calendars.data, draft.calendar_id]);
+
+  const set = <K extends keyof PolicyDraft>(key: K, value: PolicyDraft[K]) =>
+    setDraft((d) => ({ ...d, [key]: value }));
+  const setWebhook = (index: number, change: Partial<WebhookDraft>) =>
+    setDraft((d) => ({
+      ...d,
+      webhooks: d.webhooks.map((w, i) => (i === index ? { ...w, ...change } : w)),
+    }));
+
+  const channelsChanged =
+    !original || JSON.stringify(channelsOf(draft)) !== JSON.stringify(channelsOf(original));
+  const secretsLost =
+    editing && channelsChanged && draft.webhooks.some((w) => w.has_secret && w.secret === '');
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setIssues([]);
+    setMessage(undefined);
+    setSaved(undefined);
+    try {
+      const body: Record<string, unknown> = bodyOf(draft);
+      if (!body.name) delete body.name;
+      if (editing && original) {
+        const before = bodyOf(original) as Record<string, unknown>;
+        for (const key of Object.keys(body)) if (body[key] === before[key]) delete body[key];
+        if (channelsChanged) body.alert_channels = channelsOf(draft);
+        if (Object.keys(body).length === 0) {
+          setSaved('Nothing changed.');
+          return;
+        }
+        const policy = await api<Policy>('PATCH', `/api/sla-policies/${id}`, body);
+        setLoaded(policy);
+        setDraft(draftOf(policy));
+        setOriginal(draftOf(policy));
+        setSaved('Saved.');
+      } else {
+        body.alert_channels = channelsOf(draft);
+        const policy = await api<Policy>('POST', '/api/sla-policies', body);
+        navigate(`/policies/${policy.id}`, { replace: true });
+      }
+    } catch (error) {
+      if (error instanceof ApiError) {
+        setIssues(error.issues);
+        setMessage(error.message);
+      } else setMessage((error as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (loadError) return <LoadState loading={false} error={loadError} />;
+  const title = editing ? (loaded ? loaded.name : 'SLA policy') : 'New SLA policy';
+  const emailError = issues
+    .filter((i) => i.path.startsWith('alert_channels.email'))
+    .map((i) => {
+      const index = /\[(\d+)\]/.exec(i.path)?.[1];
+      return index === undefined ? i.message : `address ${Number(index) + 1}: ${i.message}`;
+    })
+    .join('; ');
+  const emailId = fieldId('alert_channels.email');
+
+  return (
+    <div className="page narrow-page">
+      <p className="breadcrumb">
+        <Link to="/policies">← SLA policies</Link>
+      </p>
+      <h1>{title}</h1>
+      {!admin ? <p className="notice">Only an admin token can change policies.</p> : null}
+      {loaded ? (
+        <p className="muted small">Last changed {formatDateTime(loaded.updated_at)}</p>
+      ) : null}
+      <ErrorSummary issues={issues} message={message} knownPaths={(p) => FIELD_PATHS.test(p)} />
+      <p role="status" className="notice ok" hidden={!saved}>
+        {saved}
+      </p>
+      <form onSubmit={submit} noValidate className="form">
+        <fieldset disabled={!admin} className="plain-fieldset">
+          <Field
+            path="name"
+            label="Name"
+            issues={issues}
+            hint={editing ? undefined : 'Optional: defaults to the priority and organisation.'}
+          >
+            {(aria) => (
+              <input {...aria} value={draft.name} onChange={(e) => set('name', e.target.value)} />
+            )}
+          </Field>
+          <div className="row">
+            <Field path="priority" label="Priority" issues={issues}>
+              {(aria) => (
+                <select
+                  {...aria}
+                  value={draft.priority}
+                  onChange={(e) => set('priority', e.target.value as Priority)}
+                >
+                  {PRIORITIES.map((p) => (
+                    <option key={p} value={p}>
+                      {label(p)}
+                    </option>
+                  ))}
+                </select>
+              )}
+            </Field>
+            <Field
+              path="requester_org"
+              label="Requester organisation"
+              issues={issues}
+              hint="Empty: every organisation."
+            >
+              {(aria) => (
+                <input
+                  {...aria}
+                  value={draft.requester_org}
+                  onChange={(e) => set('requester_org', e.target.value)}
+                />
+              )}
+            </Field>
+          </div>
+          <div className="row">
+            <Field
+              path="first_response_minutes"
+              label="First response target (business minutes)"
+              issues={issues}
+            >
+              {(aria) => (
+                <input
+                  {...aria}
+                  inputMode="numeric"
+                  value={draft.first_response_minutes}
+                  onChange={(e) => set('first_response_minutes', e.target.value)}
+                />
+              )}
+            </Field>
+            <Field
+              path="resolution_minutes"
+              label="Resolution target (business minutes)"
+              issues={issues}
+            >
+              {(aria) => (
+                <input
+                  {...aria}
+                  inputMode="numeric"
+                  value={draft.resolution_minutes}
+                  onChange={(e) => set('resolution_minutes', e.target.value)}
+                />
+              )}
+            </Field>
+          </div>
+          <Field path="calendar_id" label="Business calendar" issues={issues}>
+            {(aria) => (
+              <select
+                {...aria}
+                value={draft.calendar_id}
+                onChange={(e) => set('calendar_id', e.target.value)}
+              >
+                {(calendars.data?.items ?? []).map((c) => (
+                  <option key={c.id} value={String(c.id)}>
+                    {c.always_open ? c.name : `${c.name} (${c.time_zone})`}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+
+          <fieldset className="group">
+            <legend>Alert channels</legend>
+            <label className="check">
+              <input
+                type="checkbox"
+                id={fieldId('alert_channels.in_app')}
+                checked={draft.in_app}
+                onChange={(e) => set('in_app', e.target.checked)}
+              />
+              In-app alert to the assignee (or every agent when unassigned)
+            </label>
+            <div className={`field${emailError ? ' has-error' : ''}`}>
+              <label htmlFor={emailId}>Email recipients</label>
+              <p className="hint" id={`${emailId}-hint`}>
+                One address per line.
+              </p>
+              <textarea
+                id={emailId}
+                rows={3}
+                value={draft.email}
+                onChange={(e) => set('email', e.target.value)}
+                aria-invalid={emailError ? true : undefined}
+                aria-describedby={`${emailId}-hint${emailError ? ` ${emailId}-error` : ''}`}
+              />
+              <FieldError id={`${emailId}-error`} message={emailError || undefined} />
+            </div>
+            <div className="webhooks">
+              <p className="label-like">Webhooks</p>
+              {draft.webhooks.length === 0 ? <p className="muted small">None.</p> : null}
+              {draft.webhooks.map((w, i) => {
+                const base = `alert_channels.webhooks[${i}]`;
+                return (
+                  <div className="webhook-row" key={i}>
+                    <Field path={`${base}.url`} label={`Webhook ${i + 1} URL`} issues={issues}>
+                      {(aria) => (
+                        <input
+                          {...aria}
+                          type="url"
+                          value={w.url}
+                          onChange={(e) => setWebhook(i, { url: e.target.value })}
+                        />
+                      )}
+                    </Field>
+                    <Field
+                      path={`${base}.secret`}
+                      label={`Webhook ${i + 1} secret`}
+                      issues={issues}
+                      hintAfter
+                      hint={
+                        w.has_secret
+                          ? 'A secret is set. Re-enter it if you change the alert channels, or the calls go unsigned.'
+                          : 'Optional, at least 16 characters: calls are signed with HMAC-SHA256.'
+                      }
+                    >
+                      {(aria) => (
+                        <input
+                          {...aria}
+                          type="password"
+                          autoComplete="off"
+                          value={w.secret}
+                          onChange={(e) => setWebhook(i, { secret: e.target.value })}
+                        />
+                      )}
+                    </Field>
+                    <button
+                      type="button"
+                      className="secondary small"
+                      onClick={() =>
+                        setDraft((d) => ({ ...d, webhooks: d.webhooks.filter((_, j) => j !== i) }))
+                      }
+                    >
+                      Remove webhook {i + 1}
+                    </button>
+                  </div>
+                );
+              })}
+              <button
+                type="button"
+                className="secondary small"
+                onClick={() =>
+                  setDraft((d) => ({
+                    ...d,
+                    webhooks: [...d.webhooks, { url: '', secret: '', has_secret: false }],
+                  }))
+                }
+              >
+                Add a webhook
+              </button>
+            </div>
+            {issueAt(issues, 'alert_channels') ? (
+              <FieldError
+                id={`${fieldId('alert_channels')}-error`}
+                message={issueAt(issues, 'alert_channels')}
+              />
+            ) : null}
+          </fieldset>
+          {secretsLost ? (
+            <p className="notice warn">
+              Saving replaces the alert channels: webhooks whose secret you do not re-enter will be
+              called unsigned.
+            </p>
+          ) : null}
+          {admin ? (
+            <div className="actions">
+              <button type="submit" className="primary" disabled={busy}>
+                {busy ? 'Saving…' : editing ? 'Save policy' : 'Create policy'}
+              </button>
+            </div>
+          ) : null}
+        </fieldset>
+      </form>
+    </div>
+  );
+}

@@ -1,0 +1,258 @@
+import { type FormEvent, useEffect, useState } from 'react';
+import { ApiError, api, type Issue } from '../api.js';
+import { ErrorSummary, Field } from '../components/field.js';
+import { LoadState } from '../components/layout.js';
+import { label } from '../format.js';
+import { usePoll, useTitle } from '../hooks.js';
+import { Link, navigate } from '../router.js';
+import { type Agent, PRIORITIES, type Priority, type TicketDetail } from '../types.js';
+
+interface Draft {
+  subject: string;
+  description: string;
+  requester_name: string;
+  requester_email: string;
+  requester_org: string;
+  priority: Priority;
+  assignee_id: string;
+}
+
+const EMPTY: Draft = {
+  subject: '',
+  description: '',
+  requester_name: '',
+  requester_email: '',
+  requester_org: '',
+  priority: 'normal',
+  assignee_id: '',
+};
+
+const FIELDS = new Set([
+  'subject',
+  'description',
+  'requester_name',
+  'requester_email',
+  'requester_org',
+  'priority',
+  'assignee_id',
+]);
+
+function draftOf(ticket: TicketDetail): Draft {
+  return {
+    subject: ticket.subject,
+    description: ticket.description,
+    requester_name: ticket.requester_name,
+    requester_email: ticket.requester_email,
+    requester_org: ticket.requester_org ?? '',
+    priority: ticket.priority,
+    assignee_id: ticket.assignee_id === null ? '' : String(ticket.assignee_id),
+  };
+}
+
+function bodyOf(draft: Draft) {
+  return {
+    subject: draft.subject,
+    description: draft.description,
+    requester_name: draft.requester_name,
+    requester_email: draft.requester_email,
+    requester_org: draft.requester_org.trim() === '' ? null : draft.requester_org,
+    priority: draft.priority,
+    assignee_id: draft.assignee_id === '' ? null : Number(draft.assignee_id),
+  };
+}
+
+/** Create a ticket, or edit one (`id`): only changed fields are sent. */
+export function TicketFormPage({ id }: { id?: number }) {
+  const editing = id !== undefined;
+  useTitle(editing ? `Edit ticket #${id}` : 'New ticket');
+  const [draft, setDraft] = useState<Draft>(EMPTY);
+  const [original, setOriginal] = useState<Draft | undefined>();
+  const [loadError, setLoadError] = useState<Error | undefined>();
+  const [issues, setIssues] = useState<Issue[]>([]);
+  const [message, setMessage] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+  const agents = usePoll(
+    (signal) => api<{ items: Agent[] }>('GET', '/api/agents', undefined, { signal }),
+    60_000,
+  );
+
+  useEffect(() => {
+    if (!editing) return;
+    api<TicketDetail>('GET', `/api/tickets/${id}`)
+      .then((ticket) => {
+        const d = draftOf(ticket);
+        setDraft(d);
+        setOriginal(d);
+      })
+      .catch(setLoadError);
+  }, [editing, id]);
+
+  const set =
+    <K extends keyof Draft>(key: K) =>
+    (value: Draft[K]) =>
+      setDraft((d) => ({ ...d, [key]: value }));
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setIssues([]);
+    setMessage(undefined);
+    try {
+      const body = bodyOf(draft);
+      if (editing && original) {
+        const before = bodyOf(original);
+        const changes = Object.fromEntries(
+          Object.entries(body).filter(
+            ([key, value]) => before[key as keyof typeof before] !== value,
+          ),
+        );
+        if (Object.keys(changes).length === 0) {
+          navigate(`/tickets/${id}`);
+          return;
+        }
+        await api<TicketDetail>('PATCH', `/api/tickets/${id}`, changes);
+        navigate(`/tickets/${id}`);
+      } else {
+        const created = await api<TicketDetail>('POST', '/api/tickets', body);
+        navigate(`/tickets/${created.id}`);
+      }
+    } catch (error) {
+      if (error instanceof ApiError) {
+        setIssues(error.issues);
+        setMessage(error.message);
+      } else setMessage((error as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (editing && loadError) return <LoadState loading={false} error={loadError} />;
+
+  return (
+    <div className="page narrow-page">
+      <p className="breadcrumb">
+        <Link to={editing ? `/tickets/${id}` : '/tickets'}>
+          {editing ? `← Ticket #${id}` : '← Tickets'}
+        </Link>
+      </p>
+      <h1>{editing ? `Edit ticket #${id}` : 'New ticket'}</h1>
+      <ErrorSummary issues={issues} message={message} knownPaths={(p) => FIELDS.has(p)} />
+      <form onSubmit={submit} noValidate className="form">
+        <Field path="subject" label="Subject" issues={issues}>
+          {(aria) => (
+            <input
+              {...aria}
+              name="subject"
+              value={draft.subject}
+              onChange={(e) => set('subject')(e.target.value)}
+              maxLength={300}
+              required
+            />
+          )}
+        </Field>
+        <Field path="description" label="Description" issues={issues} hint="Optional.">
+          {(aria) => (
+            <textarea
+              {...aria}
+              name="description"
+              rows={5}
+              value={draft.description}
+              onChange={(e) => set('description')(e.target.value)}
+            />
+          )}
+        </Field>
+        <div className="row">
+          <Field path="requester_name" label="Requester name" issues={issues}>
+            {(aria) => (
+              <input
+                {...aria}
+                name="requester_name"
+                autoComplete="name"
+                value={draft.requester_name}
+                onChange={(e) => set('requester_name')(e.target.value)}
+                required
+              />
+            )}
+          </Field>
+          <Field path="requester_email" label="Requester email" issues={issues}>
+            {(aria) => (
+              <input
+                {...aria}
+                name="requester_email"
+                type="email"
+                autoComplete="email"
+                value={draft.requester_email}
+                onChange={(e) => set('requester_email')(e.target.value)}
+                required
+              />
+            )}
+          </Field>
+        </div>
+        <Field
+          path="requester_org"
+          label="Requester organisation"
+          issues={issues}
+          hint="Optional. A policy for this organisation wins over the general one."
+        >
+          {(aria) => (
+            <input
+              {...aria}
+              name="requester_org"
+              autoComplete="organization"
+              value={draft.requester_org}
+              onChange={(e) => set('requester_org')(e.target.value)}
+            />
+          )}
+        </Field>
+        <div className="row">
+          <Field
+            path="priority"
+            label="Priority"
+            issues={issues}
+            hint={editing ? 'A new priority restarts the SLA targets under its policy.' : undefined}
+          >
+            {(aria) => (
+              <select
+                {...aria}
+                name="priority"
+                value={draft.priority}
+                onChange={(e) => set('priority')(e.target.value as Priority)}
+              >
+                {PRIORITIES.map((p) => (
+                  <option key={p} value={p}>
+                    {label(p)}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field path="assignee_id" label="Assignee" issues={issues}>
+            {(aria) => (
+              <select
+                {...aria}
+                name="assignee_id"
+                value={draft.assignee_id}
+                onChange={(e) => set('assignee_id')(e.target.value)}
+              >
+                <option value="">Unassigned</option>
+                {(agents.data?.items ?? []).map((agent) => (
+                  <option key={agent.id} value={String(agent.id)}>
+                    {agent.name}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+        </div>
+        <div className="actions">
+          <button type="submit" className="primary" disabled={busy}>
+            {busy ? 'Saving…' : editing ? 'Save changes' : 'Create ticket'}
+          </button>
+          <Link to={editing ? `/tickets/${id}` : '/tickets'} className="button secondary">
+            Cancel
+          </Link>
+        </div>
+      </form>
+    </div>
+  );
+}
