@@ -1,0 +1,356 @@
+/**
+ * Alert delivery (issue 7): SLA alerts delivered per second by 1, 2, 4 and 8
+ * `stega sla-breach-worker` processes on the same workload, with the paged cooperative
+ * split (COOP_PAGE_SIZE 50, Stega's default) and without it (whole windows); then the
+ * takeover latency after SIGKILL of a member holding a batch, and the recovery after a
+ * PostgreSQL restart.
+ *
+ * Workload: B breaches published in one transaction, as one check_sla_breaches run does;
+ * each alert goes to three channels: in-app (a row), email (a real SMTP server on
+ * 127.0.0.1) and a webhook (a real HTTP receiver that adds 5 ms per call). The clock runs
+ * from the publishing commit, with every worker registered and idle, until every delivery
+ * row is marked delivered. Workers are real processes (`stega` from source, via tsx), with
+ * one `stega ticker`.
+ *
+ * Run: `npm run bench -- delivery-throughput [--quick] [--runs N]`. Needs the embedded
+ * server (DATABASE_URL is ignored: the restart figure restarts the server).
+ */
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { breachRecordDue } from '../packages/stega/src/db/breaches.js';
+import { migrate, NOTIFICATIONS_QUEUE, SLA_GROUP } from '../packages/stega/src/db/migrate.js';
+import { createPool, inTransaction } from '../packages/stega/src/db/pool.js';
+import {
+  killAllChildren,
+  type StegaChild,
+  spawnStega,
+  waitFor,
+} from '../packages/stega/test/deploy/processes.js';
+import {
+  type AlertPolicy,
+  alertPolicyInsert,
+  ticketsDueInsert,
+} from '../packages/stega/test/deploy/workload.js';
+import { startTestServer } from '../test-support/postgres-server.js';
+import { startSmtpSink } from '../test-support/smtp-sink.js';
+import { startWebhookReceiver } from '../test-support/webhook-receiver.js';
+import { withDatabase } from './database.js';
+import { benchOptions, loadAverage, machine, median, printTable, writeResult } from './report.js';
+
+const MEMBERS = [1, 2, 4, 8];
+const PAGE_SIZE = 50;
+const DEAD_INTERVAL_S = 5;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const options = benchOptions();
+const BREACHES = options.quick ? 120 : 600;
+const KILLS = options.quick ? 2 : 5;
+
+delete process.env.DATABASE_URL;
+const server = await startTestServer(path.join(os.tmpdir(), 'stega-bench-delivery-pg'));
+const smtp = await startSmtpSink();
+const hook = await startWebhookReceiver({ delayMs: 5 });
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stega-bench-delivery-'));
+let databases = 0;
+
+process.on('SIGINT', () => {
+  void killAllChildren().then(() => process.exit(130));
+});
+
+interface Setup {
+  url: string;
+  pool: ReturnType<typeof createPool>;
+  policy: AlertPolicy;
+  ticker: StegaChild;
+  workers: Map<string, StegaChild>;
+  env: Record<string, string>;
+}
+
+/** A fresh migrated database, a ticker and `members` workers, all registered. */
+async function setUp(members: number, pageSize: number): Promise<Setup> {
+  const name = `delivery_${process.pid}_${++databases}`;
+  const admin = createPool(server.adminUrl, 1);
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = withDatabase(server.adminUrl, name);
+  const pool = createPool(url, 6);
+  await migrate(pool, { coopPageSize: pageSize });
+  const policy = await alertPolicyInsert(pool, {
+    in_app: true,
+    email: ['oncall@bench.test'],
+    webhooks: [{ url: hook.url }],
+  });
+  const env = {
+    DATABASE_URL: url,
+    SMTP_URL: smtp.url,
+    STEGA_DATA_DIR: dataDir,
+    SLA_DEAD_INTERVAL_SECONDS: String(DEAD_INTERVAL_S),
+    LOG_LEVEL: 'warn',
+  };
+  const ticker = spawnStega(['ticker'], env);
+  const workers = new Map<string, StegaChild>();
+  for (let i = 1; i <= members; i++) {
+    workers.set(`b${i}`, spawnStega(['sla-breach-worker'], { ...env, SUBCONSUMER_NAME: `b${i}` }));
+  }
+  await waitFor(
+    async () => (await memberCount(pool)) === members,
+    `${members} members to register`,
+    120_000,
+    250,
+  );
+  return { url, pool, policy, ticker, workers, env };
+}
+
+async function tearDown(setup: Setup): Promise<void> {
+  await Promise.all([...setup.workers.values(), setup.ticker].map((child) => child.stop()));
+  await setup.pool.end();
+  const admin = createPool(server.adminUrl, 1);
+  await admin.query(`drop database if exists ${new URL(setup.url).pathname.slice(1)} with (force)`);
+  await admin.end();
+}
+
+async function memberCount(pool: Setup['pool']): Promise<number> {
+  const { rows } = await pool.query(
+    "select count(*)::int as n from pgque.get_consumer_info($1) where consumer_name like $2 || '.%'",
+    [NOTIFICATIONS_QUEUE, SLA_GROUP],
+  );
+  return Number(rows[0]?.n);
+}
+
+async function deliveredCount(pool: Setup['pool']): Promise<number> {
+  const { rows } = await pool.query(
+    "select count(*)::int as n from stega.alert_deliveries where status = 'delivered'",
+  );
+  return Number(rows[0]?.n);
+}
+
+/** One burst of `count` breaches in one transaction (one window), as a detector run. */
+async function publishBurst(setup: Setup, count: number): Promise<void> {
+  await inTransaction(setup.pool, async (tx) => {
+    const due = new Date(Date.now() - 60_000);
+    await ticketsDueInsert(tx, setup.policy, count, due, 'Bench');
+    await breachRecordDue(tx, new Date(), count);
+  });
+}
+
+/** Throughput: alerts/s for `members` workers draining one burst. */
+async function throughput(members: number, pageSize: number) {
+  const setup = await setUp(members, pageSize);
+  try {
+    await sleep(1_000); // let the members settle into waiting for ticks
+    const start = performance.now();
+    await publishBurst(setup, BREACHES);
+    await waitFor(
+      async () => (await deliveredCount(setup.pool)) === BREACHES * 3,
+      'every delivery',
+      600_000,
+      50,
+    );
+    const millis = performance.now() - start;
+    const { rows } = await setup.pool.query(
+      `select delivered_by, count(*)::int as n from stega.alert_deliveries group by 1`,
+    );
+    const shares = rows.map((row) => Number(row.n) / 3);
+    return {
+      millis,
+      alertsPerSec: (BREACHES * 1000) / millis,
+      minShare: Math.min(...shares),
+      maxShare: Math.max(...shares),
+      membersUsed: rows.length,
+    };
+  } finally {
+    await tearDown(setup);
+  }
+}
+
+/** Steady arrivals (20 breaches every 500 ms) until `stop` is aborted. */
+async function steadyLoad(setup: Setup, stop: AbortSignal): Promise<void> {
+  while (!stop.aborted) {
+    await publishBurst(setup, 20).catch(() => {}); // PostgreSQL may be restarting
+    await sleep(500);
+  }
+}
+
+/** Takeover latency: SIGKILL a member holding a batch; time until another took it over. */
+async function takeoverLatencies(): Promise<number[]> {
+  const setup = await setUp(3, PAGE_SIZE);
+  const stop = new AbortController();
+  const load = steadyLoad(setup, stop.signal);
+  const latencies: number[] = [];
+  let generation = 3;
+  try {
+    for (let k = 0; k < KILLS; k++) {
+      await sleep(2_000);
+      const { name, batch } = await waitFor(
+        async () => {
+          const { rows } = await setup.pool.query(
+            `select consumer_name, current_batch from pgque.get_consumer_info($1)
+              where consumer_name like $2 || '.%' and current_batch is not null`,
+            [NOTIFICATIONS_QUEUE, SLA_GROUP],
+          );
+          const live = rows.filter((row) =>
+            setup.workers.has(String(row.consumer_name).slice(SLA_GROUP.length + 1)),
+          );
+          const row = live[0];
+          return row
+            ? {
+                name: String(row.consumer_name).slice(SLA_GROUP.length + 1),
+                batch: Number(row.current_batch),
+              }
+            : undefined;
+        },
+        'a member holding a batch',
+        60_000,
+        20,
+      );
+      const victim = setup.workers.get(name) as StegaChild;
+      const killedAt = Date.now();
+      victim.signal('SIGKILL');
+      await victim.exited;
+      setup.workers.delete(name);
+      const takenAt = await waitFor(
+        async () => {
+          const { rows } = await setup.pool.query(
+            `select taken_at from pgque.get_coop_takeovers($1, $2, 100)
+              where old_subconsumer = $3 and old_batch_id = $4`,
+            [NOTIFICATIONS_QUEUE, SLA_GROUP, name, batch],
+          );
+          return rows[0] ? (rows[0].taken_at as Date).getTime() : undefined;
+        },
+        `the takeover of ${name}'s batch`,
+        120_000,
+        20,
+      );
+      latencies.push(takenAt - killedAt);
+      const fresh = `b${++generation}`;
+      setup.workers.set(
+        fresh,
+        spawnStega(['sla-breach-worker'], { ...setup.env, SUBCONSUMER_NAME: fresh }),
+      );
+    }
+  } finally {
+    stop.abort();
+    await load;
+    await tearDown(setup);
+  }
+  return latencies;
+}
+
+/** Recovery after a PostgreSQL restart under steady load. */
+async function restartRecovery() {
+  const setup = await setUp(3, PAGE_SIZE);
+  const stop = new AbortController();
+  const load = steadyLoad(setup, stop.signal);
+  try {
+    await waitFor(async () => (await deliveredCount(setup.pool)) > 100, 'deliveries under way');
+    const began = Date.now();
+    await server.restart();
+    const up = Date.now();
+    const firsts = await waitFor(
+      async () => {
+        const { rows } = await setup.pool
+          .query(
+            `select delivered_by, min(delivered_at) as first from stega.alert_deliveries
+              where delivered_at > $1 group by 1`,
+            [new Date(up)],
+          )
+          .catch(() => ({ rows: [] as Record<string, unknown>[] }));
+        return rows.length === setup.workers.size
+          ? rows.map((row) => (row.first as Date).getTime())
+          : undefined;
+      },
+      'every worker delivering again',
+      120_000,
+      20,
+    );
+    return {
+      restartMs: up - began,
+      firstDeliveryMs: Math.min(...firsts) - up,
+      allWorkersMs: Math.max(...firsts) - up,
+    };
+  } finally {
+    stop.abort();
+    await load;
+    await tearDown(setup);
+  }
+}
+
+try {
+  const loadBefore = loadAverage();
+  console.log(
+    `delivery-throughput: ${BREACHES} breaches x 3 channels, webhook +5 ms, runs ${options.runs}; load ${loadBefore}`,
+  );
+  const rows: Record<string, string | number>[] = [];
+  const results: Record<string, unknown>[] = [];
+  for (const [mode, pageSize] of [
+    ['paged (50)', PAGE_SIZE],
+    ['whole windows', 0],
+  ] as const) {
+    const one: number[] = [];
+    for (const members of MEMBERS) {
+      const runs = [];
+      for (let r = 0; r < options.runs; r++) runs.push(await throughput(members, pageSize));
+      const rate = median(runs.map((run) => run.alertsPerSec));
+      if (members === 1) one.push(rate);
+      const first = one[0] ?? rate;
+      rows.push({
+        split: mode,
+        members,
+        'alerts/s': rate,
+        'deliveries/s': rate * 3,
+        'drain s': median(runs.map((run) => run.millis)) / 1000,
+        speedup: rate / first,
+        'members used': median(runs.map((run) => run.membersUsed)),
+        'alerts per member min-max': `${median(runs.map((r) => r.minShare))}-${median(runs.map((r) => r.maxShare))}`,
+      });
+      results.push({ split: mode, pageSize, members, runs });
+    }
+  }
+  printTable('Alert delivery, one detector burst', rows);
+
+  const latencies: number[] = [];
+  for (let r = 0; r < options.runs; r++) latencies.push(...(await takeoverLatencies()));
+  const sorted = [...latencies].sort((a, b) => a - b);
+  printTable(`Takeover latency, SIGKILL -> taken over (dead interval ${DEAD_INTERVAL_S} s)`, [
+    {
+      kills: latencies.length,
+      'min ms': sorted[0] ?? Number.NaN,
+      'median ms': median(latencies),
+      'max ms': sorted.at(-1) ?? Number.NaN,
+      'median beyond dead interval ms': median(latencies) - DEAD_INTERVAL_S * 1000,
+    },
+  ]);
+
+  const recoveries = [];
+  for (let r = 0; r < options.runs; r++) recoveries.push(await restartRecovery());
+  printTable('PostgreSQL restart under steady load (3 workers)', [
+    {
+      runs: recoveries.length,
+      'restart ms': median(recoveries.map((r) => r.restartMs)),
+      'first delivery after ms': median(recoveries.map((r) => r.firstDeliveryMs)),
+      'all 3 workers delivering ms': median(recoveries.map((r) => r.allWorkersMs)),
+    },
+  ]);
+
+  const loadAfter = loadAverage();
+  console.log(`\nload average before ${loadBefore}, after ${loadAfter}`);
+  writeResult('delivery-throughput', {
+    breaches: BREACHES,
+    webhookDelayMs: 5,
+    deadIntervalSeconds: DEAD_INTERVAL_S,
+    throughput: results,
+    takeoverLatencyMs: latencies,
+    restart: recoveries,
+    machine: machine(),
+    loadAverage: { before: loadBefore, after: loadAfter },
+  });
+} finally {
+  await killAllChildren();
+  await Promise.all([smtp.stop(), hook.stop()]);
+  await server.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+process.exit(0);
