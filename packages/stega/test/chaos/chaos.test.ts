@@ -520,6 +520,16 @@ describe('chaos: 3 sla-breach-workers, 2,000 breaches, kills, a stop and a Postg
       perWorker.rows.map((r) => [String(r.delivered_by), Number(r.n)]),
     );
     figures.faults = faults.map((f) => ({ ...f, at: new Date(f.at).toISOString() }));
+    // warnings and errors the processes logged, by message (PostgreSQL going away, etc.)
+    const logged: Record<string, number> = {};
+    for (const child of everyProcess) {
+      for (const line of child.logs()) {
+        if (Number(line.level) < 40) continue;
+        const key = `${line.level === 40 ? 'warn' : 'error'} ${line.role}: ${line.msg}`;
+        logged[key] = (logged[key] ?? 0) + 1;
+      }
+    }
+    figures.logged = logged;
     const out = path.resolve('test-results');
     mkdirSync(out, { recursive: true });
     writeFileSync(path.join(out, 'chaos.json'), `${JSON.stringify(figures, null, 2)}\n`);
