@@ -213,7 +213,18 @@ export function CalendarEditPage({ id, admin }: { id?: number; admin: boolean })
     }
   };
 
-  if (loadError) return <LoadState loading={false} error={loadError} />;
+  if (editing && (loadError || !loaded)) {
+    // the form appears once the data is loaded, so nothing typed is overwritten
+    return (
+      <div className="page narrow-page">
+        <p className="breadcrumb">
+          <Link to="/calendars">← Calendars</Link>
+        </p>
+        <h1>Calendar</h1>
+        <LoadState loading={!loadError} error={loadError} empty />
+      </div>
+    );
+  }
   const weeklyError = issueAt(issues, 'weekly_hours');
   const holidaysError = issueAt(issues, 'holidays');
 

@@ -50,9 +50,19 @@ export function OperationsPage() {
 
 function QueueSection({ queue }: { queue: Queue }) {
   const id = `queue-${queue.queue_name.replace(/\W+/g, '-')}`;
+  const lags = queue.consumers.map((c) => c.lag_seconds).filter((l): l is number => l !== null);
+  const maxLag = lags.length > 0 ? Math.max(...lags) : null;
   return (
     <Section id={id} title={`Queue ${queue.queue_name}`}>
       <dl className="figures">
+        <div>
+          <dt>Depth</dt>
+          <dd>{formatNumber(depthOf(queue))}</dd>
+        </div>
+        <div>
+          <dt>Slowest consumer lag</dt>
+          <dd>{maxLag === null ? '—' : formatDuration(maxLag * 1000)}</dd>
+        </div>
         <div>
           <dt>Events not yet ticked</dt>
           <dd>{formatNumber(queue.new_events)}</dd>
@@ -79,8 +89,9 @@ function QueueSection({ queue }: { queue: Queue }) {
         </div>
       </dl>
       <p className="hint">
-        Last active: a member’s last heartbeat, fetch or takeover. A member holding a batch sends
-        heartbeats while it works on it.
+        Depth: events the slowest consumer has still to process (an estimate). Last active: a
+        member’s last heartbeat, fetch or takeover. A member holding a batch sends heartbeats while
+        it works on it.
       </p>
       <TableRegion label={`Consumers of ${queue.queue_name}`}>
         <table className="consumers responsive">
@@ -112,6 +123,18 @@ function QueueSection({ queue }: { queue: Queue }) {
       </TableRegion>
     </Section>
   );
+}
+
+/**
+ * Events the slowest consumer has still to finish: its pending ticked events plus the events
+ * not yet in a tick (both are the engine's estimates).
+ */
+function depthOf(queue: Queue): number | null {
+  const pending = queue.consumers
+    .map((c) => c.pending_events)
+    .filter((p): p is number => p !== null);
+  if (pending.length === 0 && queue.new_events === null) return null;
+  return (pending.length > 0 ? Math.max(...pending) : 0) + (queue.new_events ?? 0);
 }
 
 function ConsumerRows({ consumer }: { consumer: Consumer }) {

@@ -258,7 +258,18 @@ export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
     }
   };
 
-  if (loadError) return <LoadState loading={false} error={loadError} />;
+  if (editing && (loadError || !loaded)) {
+    // the form appears once the data is loaded, so nothing typed is overwritten
+    return (
+      <div className="page narrow-page">
+        <p className="breadcrumb">
+          <Link to="/policies">← SLA policies</Link>
+        </p>
+        <h1>SLA policy</h1>
+        <LoadState loading={!loadError} error={loadError} empty />
+      </div>
+    );
+  }
   const title = editing ? (loaded ? loaded.name : 'SLA policy') : 'New SLA policy';
   const emailError = issues
     .filter((i) => i.path.startsWith('alert_channels.email'))

@@ -126,7 +126,18 @@ export function TicketFormPage({ id }: { id?: number }) {
     }
   };
 
-  if (editing && loadError) return <LoadState loading={false} error={loadError} />;
+  if (editing && (loadError || !original)) {
+    // the form appears once the ticket is loaded, so nothing typed is overwritten
+    return (
+      <div className="page narrow-page">
+        <p className="breadcrumb">
+          <Link to={`/tickets/${id}`}>← Ticket #{id}</Link>
+        </p>
+        <h1>Edit ticket #{id}</h1>
+        <LoadState loading={!loadError} error={loadError} empty />
+      </div>
+    );
+  }
 
   return (
     <div className="page narrow-page">
