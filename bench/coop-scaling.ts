@@ -9,12 +9,8 @@
  * clock runs from the moment every member is connected and told to go until the last one
  * finds nothing left. Public SQL API only. Run: `npm run bench -- coop-scaling [--quick]`.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
-import type { WorkerReport } from './coop-worker.js';
+import { checkExactlyOnce, createWarmQueue, type Members, startMembers } from './coop-members.js';
 import { benchQueueName, connect, startBenchServer } from './database.js';
 import {
   benchOptions,
@@ -27,14 +23,9 @@ import {
   writeResult,
 } from './report.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repoRoot = path.resolve(here, '..');
-const workerScript = path.join(here, 'coop-worker.ts');
 const GROUP = 'bench';
 const BATCH = 100;
 const MEMBERS = [1, 2, 4, 8];
-/** A queue with one tick and no events: workers warm up on it before the clock starts. */
-const WARM_QUEUE = 'bench_coop_warmup';
 
 interface Handler {
   name: string;
@@ -89,75 +80,30 @@ async function prepare(client: pg.Client, queue: string, members: number, backlo
   return idSum;
 }
 
-function spawnWorker(url: string, queue: string, subconsumer: string, delayMs: number) {
-  return spawn(
-    process.execPath,
-    ['--import', 'tsx', workerScript, url, queue, GROUP, subconsumer, String(delayMs), WARM_QUEUE],
-    { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
-  );
-}
-
-/** Resolves with the worker's first message of `type`; rejects if it exits first. */
-function nextMessage<T>(child: ChildProcess, type: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (message: { type?: string }) => {
-      if (message?.type !== type) return;
-      cleanup();
-      resolve(message as T);
-    };
-    const onExit = (code: number | null, signal: string | null) => {
-      cleanup();
-      reject(new Error(`worker exited (${code ?? signal}) before '${type}'`));
-    };
-    const cleanup = () => {
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-    };
-    child.on('message', onMessage);
-    child.on('exit', onExit);
-  });
-}
-
 async function runOnce(url: string, handler: Handler, members: number): Promise<Run> {
   const queue = benchQueueName('c');
   const client = await connect(url);
-  const children: ChildProcess[] = [];
+  let group: Members | undefined;
   try {
     const expectedIdSum = await prepare(client, queue, members, handler.backlog);
-    for (let m = 1; m <= members; m++) {
-      children.push(spawnWorker(url, queue, `w${m}`, handler.delayMs));
-    }
-    await Promise.all(children.map((child) => nextMessage(child, 'ready')));
-    const done = children.map((child) => nextMessage<WorkerReport>(child, 'done'));
-    const started = performance.now();
-    for (const child of children) child.send({ type: 'go' });
-    const reports = await Promise.all(
-      done.map((report) => report.then((r) => ({ ...r, at: performance.now() }))),
-    );
-    const millis = Math.max(...reports.map((r) => r.at)) - started;
-
-    const events = reports.reduce((sum, r) => sum + r.events, 0);
-    const idSum = reports.reduce((sum, r) => sum + BigInt(r.idSum), 0n);
-    if (events !== handler.backlog || idSum !== expectedIdSum) {
-      throw new Error(
-        `members handled ${events} events (id sum ${idSum}); expected ${handler.backlog} (${expectedIdSum})`,
-      );
-    }
-    const busy = reports.filter((r) => r.batches > 0);
+    const names = Array.from({ length: members }, (_, i) => `w${i + 1}`);
+    group = await startMembers(url, GROUP, names, handler.delayMs);
+    const drain = await group.drain(queue);
+    checkExactlyOnce(drain, handler.backlog, expectedIdSum);
     return {
       members,
-      eventsPerSec: rate(events, millis),
-      millis: Math.round(millis),
-      perMember: reports.map((r) => ({
+      eventsPerSec: rate(drain.events, drain.millis),
+      millis: Math.round(drain.millis),
+      perMember: drain.reports.map((r) => ({
         subconsumer: r.subconsumer,
         events: r.events,
         batches: r.batches,
       })),
-      minBatch: Math.min(...busy.map((r) => r.minBatch)),
-      maxBatch: Math.max(...busy.map((r) => r.maxBatch)),
+      minBatch: drain.minBatch,
+      maxBatch: drain.maxBatch,
     };
   } finally {
-    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    await group?.close();
     await client.query('select pgque.drop_queue($1, true)', [queue]).catch(() => {});
     await client.end();
   }
@@ -175,7 +121,7 @@ async function main() {
     const settings = await server.describe();
     const url = await server.freshDatabase();
     const setup = await connect(url);
-    await setup.query('select pgque.create_queue($1)', [WARM_QUEUE]);
+    await createWarmQueue(setup);
     await setup.end();
     const results = [];
     for (const handler of handlers) {

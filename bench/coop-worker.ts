@@ -1,15 +1,19 @@
 /**
- * One subconsumer process of the coop-scaling benchmark. Spawned by bench/coop-scaling.ts
- * with an IPC channel: it connects, says `ready`, waits for `go`, then receive_coop +
- * handler + ack until the group has no window left, and reports what it did.
+ * One subconsumer process of the cooperative benchmarks (coop-scaling, coop-paging), driven
+ * by bench/coop-members.ts over an IPC channel: it connects, warms up, says `ready`, then
+ * for every `{ type: 'go', queue }` runs receive_coop + handler + ack on that queue until
+ * the group has no window left for it and reports what it did (`done`). `stop` (or the
+ * parent going away) ends it.
  *
- * argv: <database url> <queue> <group> <subconsumer> <handler delay ms per event>
- *       <warm-up queue>
+ * argv: <database url> <group> <subconsumer> <handler delay ms per event> <warm-up queue>
  */
 import pg from 'pg';
 
+export type WorkerCommand = { type: 'go'; queue: string } | { type: 'stop' };
+
 export interface WorkerReport {
   type: 'done';
+  queue: string;
   subconsumer: string;
   events: number;
   batches: number;
@@ -20,11 +24,10 @@ export interface WorkerReport {
 }
 
 const argv = process.argv.slice(2);
-if (argv.length !== 6 || argv.some((arg) => !arg)) {
-  throw new Error('usage: coop-worker <url> <queue> <group> <subconsumer> <delay-ms> <warm-queue>');
+if (argv.length !== 5 || argv.some((arg) => !arg)) {
+  throw new Error('usage: coop-worker <url> <group> <subconsumer> <delay-ms> <warm-queue>');
 }
-const [url, queue, group, subconsumer, delayArg, warmQueue] = argv as [
-  string,
+const [url, group, subconsumer, delayArg, warmQueue] = argv as [
   string,
   string,
   string,
@@ -44,22 +47,23 @@ async function handle(_payload: string) {
   if (delay > 0) await sleep(delay);
 }
 
-async function main() {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  // A call on a queue with nothing to give, so the first timed call does not pay for
-  // compiling the engine's functions in this new backend.
-  await client.query('select * from pgque.receive_coop($1, $2, $3)', [
-    warmQueue,
-    'warm',
-    subconsumer,
-  ]);
-  const go = new Promise<void>((resolve) => {
-    process.once('message', () => resolve());
-  });
-  await send({ type: 'ready' });
-  await go;
+/** Commands in arrival order; `stop` when the parent disconnects. */
+const inbox: WorkerCommand[] = [];
+let wake: (() => void) | undefined;
+process.on('message', (command: WorkerCommand) => {
+  inbox.push(command);
+  wake?.();
+});
+process.on('disconnect', () => {
+  inbox.push({ type: 'stop' });
+  wake?.();
+});
+async function nextCommand(): Promise<WorkerCommand> {
+  while (inbox.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+  return inbox.shift() as WorkerCommand;
+}
 
+async function drain(client: pg.Client, queue: string): Promise<WorkerReport> {
   let events = 0;
   let batches = 0;
   let idSum = 0n;
@@ -70,7 +74,9 @@ async function main() {
       'select msg_id, batch_id, payload from pgque.receive_coop($1, $2, $3, $4)',
       [queue, group, subconsumer, 10_000],
     );
-    // The backlog has no empty windows, so no rows means no window is left for the group.
+    // The benchmarks' backlogs have no empty windows and are fully ticked before `go`, so
+    // no rows means nothing is left for this member (a paged window's last pages may still
+    // be held by siblings).
     if (rows.length === 0) break;
     for (const row of rows) {
       await handle(row.payload);
@@ -82,9 +88,9 @@ async function main() {
     minBatch = Math.min(minBatch, rows.length);
     maxBatch = Math.max(maxBatch, rows.length);
   }
-  await client.end();
-  const report: WorkerReport = {
+  return {
     type: 'done',
+    queue,
     subconsumer,
     events,
     batches,
@@ -92,8 +98,27 @@ async function main() {
     minBatch: batches ? minBatch : 0,
     maxBatch,
   };
-  await send(report);
-  process.disconnect?.();
+}
+
+async function main() {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  // A call on a queue with nothing to give, so the first timed call does not pay for
+  // compiling the engine's functions in this new backend. The pid keeps processes that
+  // share a subconsumer name (one per concurrently measured group) apart.
+  await client.query('select * from pgque.receive_coop($1, $2, $3)', [
+    warmQueue,
+    'warm',
+    `${subconsumer}_${process.pid}`,
+  ]);
+  await send({ type: 'ready' });
+  for (;;) {
+    const command = await nextCommand();
+    if (command.type === 'stop') break;
+    await send(await drain(client, command.queue));
+  }
+  await client.end();
+  if (process.connected) process.disconnect();
 }
 
 main().catch((error) => {
