@@ -44,7 +44,9 @@ begin
     execute pg_catalog.format('create table %s () inherits (%s)', child, pfx);
     execute pg_catalog.format('alter table %s alter column ev_id set default pg_catalog.nextval(%L)',
       child, pfx || '_id_seq');
-    execute pg_catalog.format('create index %I on %s (ev_txid)', 'event_' || qid || '_' || n || '_txid_idx', child);
+    -- (ev_txid, ev_id): batches scan by transaction id; a page of one big transaction
+    -- also seeks to its ev_id range instead of reading the whole window
+    execute pg_catalog.format('create index %I on %s (ev_txid, ev_id)', 'event_' || qid || '_' || n || '_txid_idx', child);
   end loop;
 
   perform pgque.tune_storage(i_queue_name);
