@@ -4,13 +4,12 @@
 // Covers issue 3's "what it must show": K-process exactly-once drain, SIGKILL takeover,
 // SIGSTOP stall with a late ack, heartbeat, and lock behaviour under explicit transactions.
 import { describe, expect, it } from 'vitest';
-import { countBy, type Worker, workerProcesses } from './process-harness.js';
-import { mustSub, newQueue, one, receiveCoop, rows, until, value } from './support.js';
+import { countBy, workerProcesses } from './process-harness.js';
+import { mustSub, newQueue, receiveCoop, rows, value } from './support.js';
 
 const {
   pool,
   spawnWorker,
-  healthy,
   waitFor,
   newRun,
   setState,

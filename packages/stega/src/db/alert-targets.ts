@@ -1,25 +1,5 @@
 import type { Queryable } from '@stega/pgque';
-import { z } from 'zod';
-
-/** Where a policy sends its SLA alerts. Stored as stega.sla_policies.alert_channels. */
-export const alertChannelsSchema = z.strictObject({
-  /** An in-app alert for the assignee (or for the whole team when unassigned). */
-  in_app: z.boolean().default(true),
-  /** Email addresses that receive every alert of the policy. */
-  email: z.array(z.email()).default([]),
-  /** Also email the ticket's assignee. */
-  email_assignee: z.boolean().default(false),
-  /** Webhooks: a JSON POST per alert, signed with `secret` (HMAC-SHA256) when given. */
-  webhooks: z
-    .array(
-      z.strictObject({
-        url: z.url({ protocol: /^https?$/ }),
-        secret: z.string().min(1).optional(),
-      }),
-    )
-    .default([]),
-});
-export type AlertChannels = z.output<typeof alertChannelsSchema>;
+import { type AlertChannels, alertChannelsSchema } from '../domain/index.js';
 
 export interface AlertTargets {
   ticketId: number;

@@ -1,12 +1,8 @@
 import type { Queryable } from '@stega/pgque';
-import type { Priority } from '../domain/index.js';
+import type { AlertChannelsInput, Priority } from '../domain/index.js';
 
-/** Where a policy's alerts go; the sla-breach-worker reads this shape. */
-export interface AlertChannels {
-  in_app?: boolean;
-  email?: string[];
-  webhooks?: { url: string; secret?: string }[];
-}
+/** Where a policy's alerts go (domain/alert-channels.ts); the sla-breach-worker reads it. */
+export type AlertChannels = AlertChannelsInput;
 
 export interface PolicyRow {
   id: number;

@@ -1,4 +1,10 @@
 /** The pure SLA-time domain: calendars, business time, policies, ticket statuses, SLA clocks. */
+
+export {
+  type AlertChannels,
+  type AlertChannelsInput,
+  alertChannelsSchema,
+} from './alert-channels.js';
 export { addBusinessMinutes, businessMinutesBetween, isBusinessTime } from './business-time.js';
 export {
   type BusinessCalendar,

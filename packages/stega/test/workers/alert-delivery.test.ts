@@ -35,7 +35,7 @@ describe('alert delivery', async () => {
         in_app: true,
         email: ['oncall@example.test'],
         email_assignee: true,
-        webhooks: [{ url: hook.url, secret: 's3cret' }],
+        webhooks: [{ url: hook.url, secret: 's3cret-s3cret-s3cret' }],
       },
     ],
   );
@@ -105,7 +105,9 @@ describe('alert delivery', async () => {
     expect(hook.received).toHaveLength(1);
     const call = hook.received[0];
     expect(call?.headers['idempotency-key']).toMatch(new RegExp(`^stega-breach-${breachId}-`));
-    expect(call?.headers['x-stega-signature']).toBe(webhookSignature('s3cret', call?.body ?? ''));
+    expect(call?.headers['x-stega-signature']).toBe(
+      webhookSignature('s3cret-s3cret-s3cret', call?.body ?? ''),
+    );
     expect(JSON.parse(call?.body ?? '{}').data.breach_id).toBe(breachId);
 
     const rows = await pool.query(

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { prioritySchema } from '../../domain/index.js';
+import { alertChannelsSchema, prioritySchema } from '../../domain/index.js';
 import type { ServiceContext } from '../../services/context.js';
 import {
   createPolicy,
@@ -10,7 +10,7 @@ import {
   updatePolicy,
 } from '../../services/policies.js';
 import { itemsOf, policyOut } from '../response-schemas.js';
-import { email, errors, idParams, text } from '../schemas.js';
+import { errors, idParams, text } from '../schemas.js';
 
 const MAX_MINUTES = 10 * 366 * 24 * 60;
 const minutes = z
@@ -19,23 +19,6 @@ const minutes = z
   .min(1, { error: 'must be at least 1 minute' })
   .max(MAX_MINUTES, { error: `must be at most ${MAX_MINUTES} minutes (ten years)` });
 
-const webhookUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2000);
-
-/** Where alerts go: in-app, email recipients, signed webhooks. */
-const alertChannels = z.strictObject({
-  in_app: z.boolean().default(true),
-  email: z.array(email).max(50).default([]),
-  webhooks: z
-    .array(
-      z.strictObject({
-        url: webhookUrl,
-        secret: z.string().min(16, { error: 'must be at least 16 characters' }).max(500).optional(),
-      }),
-    )
-    .max(10)
-    .default([]),
-});
-
 const policyFields = {
   name: text(200),
   priority: prioritySchema,
@@ -43,14 +26,14 @@ const policyFields = {
   first_response_minutes: minutes,
   resolution_minutes: minutes,
   calendar_id: z.number().int().positive(),
-  alert_channels: alertChannels,
+  alert_channels: alertChannelsSchema,
 };
 
 const createBody = z.strictObject({
   ...policyFields,
   name: policyFields.name.optional(),
   requester_org: policyFields.requester_org.optional(),
-  alert_channels: alertChannels.optional(),
+  alert_channels: alertChannelsSchema.optional(),
 });
 
 const patchBody = z
@@ -61,7 +44,7 @@ const patchBody = z
     first_response_minutes: minutes.optional(),
     resolution_minutes: minutes.optional(),
     calendar_id: policyFields.calendar_id.optional(),
-    alert_channels: alertChannels.optional(),
+    alert_channels: alertChannelsSchema.optional(),
   })
   .refine((body) => Object.keys(body).length > 0, { error: 'give at least one field to change' });
 
