@@ -1,4 +1,4 @@
-import { asBigIntOrNull, asDate, asNumberOrNull, } from './row-values.js';
+import { asBigIntOrNull, asDate, asNumberOrNull } from './row-values.js';
 
 /** A queue's configuration and live figures (`pgque.get_queue_info`). Durations in ms. */
 export interface QueueInfo {
