@@ -15,7 +15,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const BENCHMARKS = ['queue-throughput', 'coop-scaling', 'coop-paging', 'latency'];
+const BENCHMARKS = [
+  'queue-throughput',
+  'coop-scaling',
+  'coop-paging',
+  'latency',
+  'delivery-throughput',
+];
 const VALUE_OPTIONS = new Set(['--runs']);
 
 const args = process.argv.slice(2);
