@@ -34,7 +34,8 @@ let exitHookInstalled = false;
 /**
  * Runs `stega <args>` from source as a real process in its own process group (so a
  * signal for the test runner never reaches it by accident). Every child is remembered
- * and `killAllChildren` (or the test process exiting) kills the ones still running.
+ * and `killAllChildren` (or the test process exiting) kills the ones still running; one
+ * left behind anyway stops when its IPC channel to this process closes.
  */
 export function spawnStega(args: string[], env: Record<string, string | undefined>): StegaChild {
   if (!exitHookInstalled) {
@@ -46,7 +47,9 @@ export function spawnStega(args: string[], env: Record<string, string | undefine
   let output = '';
   const child = spawn(process.execPath, ['--import', 'tsx', STEGA_MAIN, ...args], {
     env: { ...process.env, LOG_LEVEL: 'info', ...env } as NodeJS.ProcessEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // an IPC channel: a child whose test process died (and never ran its afterAll) sees
+    // the channel close and stops by itself (`untilSignal` listens for it)
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     detached: true,
   });
   const append = (chunk: Buffer) => {
