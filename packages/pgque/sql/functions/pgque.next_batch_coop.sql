@@ -29,6 +29,7 @@ declare
   cur pgque.tick;
   open_window pgque.coop_window;
   bounds bigint[];
+  window_events bigint;
   page_after bigint;
   page_through bigint;
   page_no int4;
@@ -116,6 +117,26 @@ begin
     select * into open_window from pgque.coop_window
      where cw_queue = main.sub_queue and cw_sub_id = main.sub_id
      order by cw_next_tick limit 1;
+    -- empty windows of a paged group are skipped, not handed out: a member must not come
+    -- back empty-handed while an open window still has pages
+    loop
+      exit when cur.tick_id is null
+             or (open_window.cw_next_tick is not null and main.sub_last_claim_new);
+      execute pg_catalog.format(
+        'select pg_catalog.count(*), pg_catalog.array_agg(ev_id order by ev_id) filter (where rn %% %s = 0 and rn < total)'
+        '  from (select ev_id, pg_catalog.row_number() over (order by ev_id) as rn,'
+        '               pg_catalog.count(*) over () as total'
+        '          from (%s) w) x',
+        main.sub_page_size,
+        pgque._window_event_sql(main.sub_queue, main.sub_id, prev.tick_id, cur.tick_id))
+        into window_events, bounds;
+      exit when window_events > 0;
+      update pgque.subscription set sub_last_tick = cur.tick_id
+       where sub_queue = main.sub_queue and sub_consumer = main.sub_consumer;
+      prev := cur;
+      cur := pgque._next_tick(main.sub_queue, prev, i_min_lag, i_min_count, i_min_interval);
+    end loop;
+
     if open_window.cw_next_tick is not null and (cur.tick_id is null or main.sub_last_claim_new) then
       -- serve the next page of the oldest open window
       page_no := open_window.cw_next_page;
@@ -135,15 +156,7 @@ begin
       select * into prev from pgque.tick where tick_queue = main.sub_queue and tick_id = open_window.cw_prev_tick;
       select * into cur from pgque.tick where tick_queue = main.sub_queue and tick_id = open_window.cw_next_tick;
     elsif cur.tick_id is not null then
-      -- open the next window, cut into pages when it is larger than one
-      execute pg_catalog.format(
-        'select pg_catalog.array_agg(ev_id order by ev_id) filter (where rn %% %s = 0 and rn < total)'
-        '  from (select ev_id, pg_catalog.row_number() over (order by ev_id) as rn,'
-        '               pg_catalog.count(*) over () as total'
-        '          from (%s) w) x',
-        main.sub_page_size,
-        pgque._window_event_sql(main.sub_queue, main.sub_id, prev.tick_id, cur.tick_id))
-        into bounds;
+      -- open the next window (not empty), cut into pages when it is larger than one
       if bounds is not null then
         insert into pgque.coop_window (cw_queue, cw_sub_id, cw_prev_tick, cw_next_tick, cw_bounds, cw_next_page)
         values (main.sub_queue, main.sub_id, prev.tick_id, cur.tick_id, bounds, 2);

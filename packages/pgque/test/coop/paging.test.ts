@@ -228,4 +228,20 @@ describe('paged cooperative split', () => {
     expect(retried).toBe(page.length);
     await tick(pool, q);
   });
+
+  it('skips empty windows, so a member never comes back empty-handed while pages are open', async () => {
+    const q = await newQueue(pool);
+    const c = await pagedGroup(q, 2, ['a']);
+    const sent = await sendAndTick(pool, q, payloads(6));
+    const got: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const page = await receiveCoop(pool, q, c, 'a', null);
+      expect(page, `page ${i + 1}`).toHaveLength(2);
+      got.push(...ids(page));
+      expect(await ack(pool, String(page[0]?.batch_id))).toBe(1);
+      await tick(pool, q); // an empty window between every page
+    }
+    expect(got).toEqual(sent);
+    expect(await receiveCoop(pool, q, c, 'a', null)).toHaveLength(0);
+  });
 });
