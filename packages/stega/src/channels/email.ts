@@ -27,7 +27,11 @@ export function createEmailSender(options: {
   mailDir: string;
 }): EmailSender {
   if (options.smtpUrl) {
-    const transport = nodemailer.createTransport(options.smtpUrl);
+    // a small pool of kept-alive connections: one SMTP handshake per message would cost
+    // more than the message itself
+    const url = new URL(options.smtpUrl);
+    if (!url.searchParams.has('pool')) url.searchParams.set('pool', 'true');
+    const transport = nodemailer.createTransport(url.toString());
     return {
       async send(message) {
         await transport.sendMail({ from: options.from, ...message });
