@@ -16,6 +16,22 @@ export function SlaBadge({ breached, warned }: { breached: boolean; warned: bool
   return null;
 }
 
+/** A delivery's status and, when it has one, the error of its last attempt. */
+export function DeliveryOutcome({
+  status,
+  lastError,
+}: {
+  status: 'pending' | 'delivered' | 'failed';
+  lastError: string | null | undefined;
+}) {
+  return (
+    <div>
+      <DeliveryBadge status={status} />
+      {lastError ? <span className="small error-text"> {lastError}</span> : null}
+    </div>
+  );
+}
+
 /** A delivery's status: delivered, pending or failed. */
 export function DeliveryBadge({ status }: { status: 'pending' | 'delivered' | 'failed' }) {
   return <span className={`badge delivery-${status}`}>{label(status)}</span>;

@@ -1,4 +1,4 @@
-import { Fragment, type RefObject, useEffect, useRef, useState } from 'react';
+import { Fragment, type ReactNode, type RefObject, useEffect, useRef, useState } from 'react';
 import { formatNumber } from '../format.js';
 
 /**
@@ -168,146 +168,162 @@ interface ChartProps {
   series: (Series & { total?: number })[];
 }
 
-/** Lines over time (x: evenly spaced buckets). */
-export function LineChart({ id, title, summary, xName, xLabels, yLabel, series }: ChartProps) {
+/** The plot area of a chart over `series`: its width, y scale and the y of a value. */
+function usePlot(series: Series[]) {
   const [box, W] = useWidth();
   const max = Math.max(0, ...series.flatMap((s) => s.values));
   const { top, step } = yScale(max);
   const plotW = W - M.left - M.right;
   const plotH = H - M.top - M.bottom;
-  const n = Math.max(1, xLabels.length - 1);
-  const x = (i: number) => M.left + (i / n) * plotW;
   const y = (v: number) => M.top + plotH - (v / top) * plotH;
-  const every = Math.max(1, Math.ceil(xLabels.length / Math.max(2, Math.floor(plotW / 80))));
+  return { box, W, top, step, plotW, plotH, y };
+}
+
+/**
+ * The figure around a chart's drawing: caption, described SVG with its axes, legend and the
+ * numbers under "Data". `children` draw the series (hidden from screen readers).
+ */
+function ChartFigure({
+  id,
+  title,
+  summary,
+  xName,
+  xLabels,
+  yLabel,
+  series,
+  plot,
+  defs,
+  patternOf,
+  children,
+}: ChartProps & {
+  plot: ReturnType<typeof usePlot>;
+  defs?: ReactNode;
+  patternOf?: (index: number) => string;
+  children: ReactNode;
+}) {
   return (
     <figure className="chart" id={id}>
       <figcaption>{title}</figcaption>
-      <div ref={box} className="chart-box">
+      <div ref={plot.box} className="chart-box">
         <svg
-          width={W}
+          width={plot.W}
           height={H}
-          viewBox={`0 0 ${W} ${H}`}
+          viewBox={`0 0 ${plot.W} ${H}`}
           role="img"
           aria-labelledby={`${id}-desc`}
         >
           <desc id={`${id}-desc`}>{summary}</desc>
-          <Axes top={top} step={step} yLabel={yLabel} W={W} />
-          <g aria-hidden="true">
-            {xLabels.map((label, i) =>
-              i % every === 0 || i === xLabels.length - 1 ? (
-                <text
-                  key={i}
-                  x={x(i)}
-                  y={H - M.bottom + 18}
-                  textAnchor={i === 0 ? 'start' : i === xLabels.length - 1 ? 'end' : 'middle'}
-                  className="tick"
-                >
-                  {label}
-                </text>
-              ) : null,
-            )}
-            {series.map((s, index) => (
-              <Fragment key={s.name}>
-                <polyline
-                  fill="none"
-                  stroke={seriesColor(index)}
-                  strokeWidth="2.5"
-                  strokeLinejoin="round"
-                  strokeDasharray={DASHES[index % DASHES.length]}
-                  points={s.values.map((v, i) => `${x(i)},${y(v)}`).join(' ')}
-                />
-                {s.values.map((v, i) =>
-                  v > 0 ? (
-                    <circle key={i} cx={x(i)} cy={y(v)} r="3" fill={seriesColor(index)} />
-                  ) : null,
-                )}
-              </Fragment>
-            ))}
-          </g>
+          {defs}
+          <Axes top={plot.top} step={plot.step} yLabel={yLabel} W={plot.W} />
+          <g aria-hidden="true">{children}</g>
         </svg>
       </div>
-      <Legend series={series} />
+      <Legend series={series} patternOf={patternOf} />
       <DataTable caption={title} xName={xName} xLabels={xLabels} series={series} />
     </figure>
   );
 }
 
+/** Lines over time (x: evenly spaced buckets). */
+export function LineChart(props: ChartProps) {
+  const { xLabels, series } = props;
+  const plot = usePlot(series);
+  const { plotW, y } = plot;
+  const n = Math.max(1, xLabels.length - 1);
+  const x = (i: number) => M.left + (i / n) * plotW;
+  const every = Math.max(1, Math.ceil(xLabels.length / Math.max(2, Math.floor(plotW / 80))));
+  return (
+    <ChartFigure {...props} plot={plot}>
+      <>
+        {xLabels.map((label, i) =>
+          i % every === 0 || i === xLabels.length - 1 ? (
+            <text
+              key={i}
+              x={x(i)}
+              y={H - M.bottom + 18}
+              textAnchor={i === 0 ? 'start' : i === xLabels.length - 1 ? 'end' : 'middle'}
+              className="tick"
+            >
+              {label}
+            </text>
+          ) : null,
+        )}
+        {series.map((s, index) => (
+          <Fragment key={s.name}>
+            <polyline
+              fill="none"
+              stroke={seriesColor(index)}
+              strokeWidth="2.5"
+              strokeLinejoin="round"
+              strokeDasharray={DASHES[index % DASHES.length]}
+              points={s.values.map((v, i) => `${x(i)},${y(v)}`).join(' ')}
+            />
+            {s.values.map((v, i) =>
+              v > 0 ? <circle key={i} cx={x(i)} cy={y(v)} r="3" fill={seriesColor(index)} /> : null,
+            )}
+          </Fragment>
+        ))}
+      </>
+    </ChartFigure>
+  );
+}
+
 /** Grouped bars: one group per category, one bar per series. */
-export function BarChart({ id, title, summary, xName, xLabels, yLabel, series }: ChartProps) {
-  const [box, W] = useWidth();
-  const max = Math.max(0, ...series.flatMap((s) => s.values));
-  const { top, step } = yScale(max);
-  const plotW = W - M.left - M.right;
-  const plotH = H - M.top - M.bottom;
+export function BarChart(props: ChartProps) {
+  const { id, xLabels, series } = props;
+  const plot = usePlot(series);
+  const { plotW, plotH, y } = plot;
   const groups = Math.max(1, xLabels.length);
   const groupW = plotW / groups;
   const barW = Math.max(2, Math.min(36, (groupW * 0.75) / Math.max(1, series.length)));
-  const y = (v: number) => M.top + plotH - (v / top) * plotH;
-  return (
-    <figure className="chart" id={id}>
-      <figcaption>{title}</figcaption>
-      <div ref={box} className="chart-box">
-        <svg
-          width={W}
-          height={H}
-          viewBox={`0 0 ${W} ${H}`}
-          role="img"
-          aria-labelledby={`${id}-desc`}
+  const defs = (
+    <defs>
+      {series.map((s, index) => (
+        <pattern
+          key={s.name}
+          id={`${id}-p${index}`}
+          width="6"
+          height="6"
+          patternUnits="userSpaceOnUse"
+          patternTransform={`rotate(${index * 45})`}
         >
-          <desc id={`${id}-desc`}>{summary}</desc>
-          <defs>
-            {series.map((s, index) => (
-              <pattern
-                key={s.name}
-                id={`${id}-p${index}`}
-                width="6"
-                height="6"
-                patternUnits="userSpaceOnUse"
-                patternTransform={`rotate(${index * 45})`}
-              >
-                <rect width="6" height="6" fill={seriesColor(index)} />
-                {index > 0 ? (
-                  <line x1="0" y1="0" x2="0" y2="6" stroke="#fff" strokeWidth="1.5" />
-                ) : null}
-              </pattern>
-            ))}
-          </defs>
-          <Axes top={top} step={step} yLabel={yLabel} W={W} />
-          <g aria-hidden="true">
-            {xLabels.map((label, g) => {
-              const start = M.left + g * groupW + (groupW - barW * series.length) / 2;
+          <rect width="6" height="6" fill={seriesColor(index)} />
+          {index > 0 ? <line x1="0" y1="0" x2="0" y2="6" stroke="#fff" strokeWidth="1.5" /> : null}
+        </pattern>
+      ))}
+    </defs>
+  );
+  return (
+    <ChartFigure {...props} plot={plot} defs={defs} patternOf={(i) => `url(#${id}-p${i})`}>
+      {xLabels.map((label, g) => {
+        const start = M.left + g * groupW + (groupW - barW * series.length) / 2;
+        return (
+          <g key={g}>
+            {series.map((s, index) => {
+              const v = s.values[g] ?? 0;
               return (
-                <g key={g}>
-                  {series.map((s, index) => {
-                    const v = s.values[g] ?? 0;
-                    return (
-                      <rect
-                        key={s.name}
-                        x={start + index * barW}
-                        y={y(v)}
-                        width={barW - 1}
-                        height={Math.max(0, M.top + plotH - y(v))}
-                        fill={`url(#${id}-p${index})`}
-                      />
-                    );
-                  })}
-                  <text
-                    x={M.left + g * groupW + groupW / 2}
-                    y={H - M.bottom + 18}
-                    textAnchor="middle"
-                    className="tick"
-                  >
-                    {shorten(label, Math.max(3, Math.floor(groupW / 7)))}
-                  </text>
-                </g>
+                <rect
+                  key={s.name}
+                  x={start + index * barW}
+                  y={y(v)}
+                  width={barW - 1}
+                  height={Math.max(0, M.top + plotH - y(v))}
+                  fill={`url(#${id}-p${index})`}
+                />
               );
             })}
+            <text
+              x={M.left + g * groupW + groupW / 2}
+              y={H - M.bottom + 18}
+              textAnchor="middle"
+              className="tick"
+            >
+              {shorten(label, Math.max(3, Math.floor(groupW / 7)))}
+            </text>
           </g>
-        </svg>
-      </div>
-      <Legend series={series} patternOf={(i) => `url(#${id}-p${i})`} />
-      <DataTable caption={title} xName={xName} xLabels={xLabels} series={series} />
-    </figure>
+        );
+      })}
+    </ChartFigure>
   );
 }
 

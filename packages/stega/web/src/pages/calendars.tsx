@@ -1,8 +1,11 @@
 import { type FormEvent, useEffect, useMemo, useState } from 'react';
-import { ApiError, api, type Issue } from '../api.js';
-import { ErrorSummary, Field, FieldError, fieldId, issueAt } from '../components/field.js';
+import { api, type Issue } from '../api.js';
+import { Field, FieldError, fieldId, issueAt } from '../components/field.js';
 import { LoadState, TableRegion } from '../components/layout.js';
+import { RecordLoading } from '../components/record-loading.js';
+import { SaveFeedback } from '../components/save-feedback.js';
 import { formatDateTime, label } from '../format.js';
+import { useSave } from '../hooks/use-save.js';
 import { usePoll, useTitle } from '../hooks.js';
 import { Link, navigate } from '../router.js';
 import { type Calendar, WEEKDAYS, type Weekday } from '../types.js';
@@ -156,10 +159,8 @@ export function CalendarEditPage({ id, admin }: { id?: number; admin: boolean })
   const [draft, setDraft] = useState<CalendarDraft>(NEW_CALENDAR);
   const [loaded, setLoaded] = useState<Calendar | undefined>();
   const [loadError, setLoadError] = useState<Error | undefined>();
-  const [issues, setIssues] = useState<Issue[]>([]);
-  const [message, setMessage] = useState<string | undefined>();
-  const [saved, setSaved] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
+  const save = useSave();
+  const { issues, setSaved, busy, run } = save;
   const zones = useMemo(() => {
     try {
       return Intl.supportedValuesOf('timeZone');
@@ -188,11 +189,7 @@ export function CalendarEditPage({ id, admin }: { id?: number; admin: boolean })
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setIssues([]);
-    setMessage(undefined);
-    setSaved(undefined);
-    try {
+    await run(async () => {
       const body = bodyOf(draft);
       if (editing) {
         const c = await api<Calendar>('PATCH', `/api/calendars/${id}`, body);
@@ -203,26 +200,12 @@ export function CalendarEditPage({ id, admin }: { id?: number; admin: boolean })
         const c = await api<Calendar>('POST', '/api/calendars', body);
         navigate(`/calendars/${c.id}`, { replace: true });
       }
-    } catch (error) {
-      if (error instanceof ApiError) {
-        setIssues(error.issues);
-        setMessage(error.message);
-      } else setMessage((error as Error).message);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   if (editing && (loadError || !loaded)) {
-    // the form appears once the data is loaded, so nothing typed is overwritten
     return (
-      <div className="page narrow-page">
-        <p className="breadcrumb">
-          <Link to="/calendars">← Calendars</Link>
-        </p>
-        <h1>Calendar</h1>
-        <LoadState loading={!loadError} error={loadError} empty />
-      </div>
+      <RecordLoading back="/calendars" backText="← Calendars" title="Calendar" error={loadError} />
     );
   }
   const weeklyError = issueAt(issues, 'weekly_hours');
@@ -238,10 +221,7 @@ export function CalendarEditPage({ id, admin }: { id?: number; admin: boolean })
       {loaded ? (
         <p className="muted small">Last changed {formatDateTime(loaded.updated_at)}</p>
       ) : null}
-      <ErrorSummary issues={issues} message={message} knownPaths={knownPath} />
-      <p role="status" className="notice ok" hidden={!saved}>
-        {saved}
-      </p>
+      <SaveFeedback save={save} knownPaths={knownPath} />
       <form onSubmit={submit} noValidate className="form">
         <fieldset disabled={!admin} className="plain-fieldset">
           <div className="row">

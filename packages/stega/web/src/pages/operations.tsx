@@ -152,13 +152,7 @@ function ConsumerRows({ consumer }: { consumer: Consumer }) {
           ) : null}
         </th>
         <td data-label="Holds batch">{coop ? '' : batchText(consumer.current_batch)}</td>
-        <td data-label="Last active">{formatAgo(consumer.last_seen_seconds)}</td>
-        <td data-label="Lag">
-          {consumer.lag_seconds === null ? '—' : formatDuration(consumer.lag_seconds * 1000)}
-        </td>
-        <td data-label="Pending events" className="num">
-          {formatNumber(consumer.pending_events)}
-        </td>
+        <ActivityCells of={consumer} />
       </tr>
       {consumer.subconsumers.map((m) => (
         <tr
@@ -174,15 +168,32 @@ function ConsumerRows({ consumer }: { consumer: Consumer }) {
           <td data-label="Holds batch" className="batch">
             {batchText(m.current_batch)}
           </td>
-          <td data-label="Last active">{formatAgo(m.last_seen_seconds)}</td>
-          <td data-label="Lag">
-            {m.lag_seconds === null ? '—' : formatDuration(m.lag_seconds * 1000)}
-          </td>
-          <td data-label="Pending events" className="num">
-            {formatNumber(m.pending_events)}
-          </td>
+          <ActivityCells of={m} />
         </tr>
       ))}
+    </>
+  );
+}
+
+/** Last active, lag and pending events of a consumer or of one member. */
+function ActivityCells({
+  of,
+}: {
+  of: {
+    last_seen_seconds: number | null;
+    lag_seconds: number | null;
+    pending_events: number | null;
+  };
+}) {
+  return (
+    <>
+      <td data-label="Last active">{formatAgo(of.last_seen_seconds)}</td>
+      <td data-label="Lag">
+        {of.lag_seconds === null ? '—' : formatDuration(of.lag_seconds * 1000)}
+      </td>
+      <td data-label="Pending events" className="num">
+        {formatNumber(of.pending_events)}
+      </td>
     </>
   );
 }

@@ -1,9 +1,12 @@
 import { type FormEvent, useEffect, useState } from 'react';
-import { ApiError, api, type Issue } from '../api.js';
+import { api } from '../api.js';
 import { PriorityBadge } from '../components/badges.js';
-import { ErrorSummary, Field, FieldError, fieldId, issueAt } from '../components/field.js';
+import { Field, FieldError, fieldId, issueAt } from '../components/field.js';
 import { LoadState, TableRegion } from '../components/layout.js';
+import { RecordLoading } from '../components/record-loading.js';
+import { SaveFeedback } from '../components/save-feedback.js';
 import { formatDateTime, formatMinutes, label } from '../format.js';
+import { useSave } from '../hooks/use-save.js';
 import { usePoll, useTitle } from '../hooks.js';
 import { Link, navigate } from '../router.js';
 import { type Calendar, type Policy, PRIORITIES, type Priority } from '../types.js';
@@ -181,10 +184,8 @@ export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
   const [original, setOriginal] = useState<PolicyDraft | undefined>();
   const [loaded, setLoaded] = useState<Policy | undefined>();
   const [loadError, setLoadError] = useState<Error | undefined>();
-  const [issues, setIssues] = useState<Issue[]>([]);
-  const [message, setMessage] = useState<string | undefined>();
-  const [saved, setSaved] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
+  const save = useSave();
+  const { issues, setSaved, busy, run } = save;
   const calendars = usePoll(
     (signal) => api<{ items: Calendar[] }>('GET', '/api/calendars', undefined, { signal }),
     60_000,
@@ -223,11 +224,7 @@ export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setIssues([]);
-    setMessage(undefined);
-    setSaved(undefined);
-    try {
+    await run(async () => {
       const body: Record<string, unknown> = bodyOf(draft);
       if (!body.name) delete body.name;
       if (editing && original) {
@@ -248,26 +245,17 @@ export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
         const policy = await api<Policy>('POST', '/api/sla-policies', body);
         navigate(`/policies/${policy.id}`, { replace: true });
       }
-    } catch (error) {
-      if (error instanceof ApiError) {
-        setIssues(error.issues);
-        setMessage(error.message);
-      } else setMessage((error as Error).message);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   if (editing && (loadError || !loaded)) {
-    // the form appears once the data is loaded, so nothing typed is overwritten
     return (
-      <div className="page narrow-page">
-        <p className="breadcrumb">
-          <Link to="/policies">← SLA policies</Link>
-        </p>
-        <h1>SLA policy</h1>
-        <LoadState loading={!loadError} error={loadError} empty />
-      </div>
+      <RecordLoading
+        back="/policies"
+        backText="← SLA policies"
+        title="SLA policy"
+        error={loadError}
+      />
     );
   }
   const title = editing ? (loaded ? loaded.name : 'SLA policy') : 'New SLA policy';
@@ -290,10 +278,7 @@ export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
       {loaded ? (
         <p className="muted small">Last changed {formatDateTime(loaded.updated_at)}</p>
       ) : null}
-      <ErrorSummary issues={issues} message={message} knownPaths={(p) => FIELD_PATHS.test(p)} />
-      <p role="status" className="notice ok" hidden={!saved}>
-        {saved}
-      </p>
+      <SaveFeedback save={save} knownPaths={(p) => FIELD_PATHS.test(p)} />
       <form onSubmit={submit} noValidate className="form">
         <fieldset disabled={!admin} className="plain-fieldset">
           <Field

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { api, serverNow } from '../api.js';
-import { DeliveryBadge } from '../components/badges.js';
+import { DeliveryOutcome } from '../components/badges.js';
 import { BarChart } from '../components/charts.js';
 import { LoadState, Section, TableRegion } from '../components/layout.js';
 import { formatDate, formatDateTime, formatNumber } from '../format.js';
@@ -208,12 +208,7 @@ function ReportDetailView({ id }: { id: number }) {
                     {d.recipient}
                   </td>
                   <td data-label="Status">
-                    <div>
-                      <DeliveryBadge status={d.status} />
-                      {d.last_error ? (
-                        <span className="small error-text"> {d.last_error}</span>
-                      ) : null}
-                    </div>
+                    <DeliveryOutcome status={d.status} lastError={d.last_error} />
                   </td>
                   <td data-label="Delivered by" className="replica">
                     {d.delivered_by ?? '—'}

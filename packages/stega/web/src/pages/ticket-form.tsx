@@ -1,8 +1,9 @@
 import { type FormEvent, useEffect, useState } from 'react';
-import { ApiError, api, type Issue } from '../api.js';
+import { api } from '../api.js';
 import { ErrorSummary, Field } from '../components/field.js';
-import { LoadState } from '../components/layout.js';
+import { RecordLoading } from '../components/record-loading.js';
 import { label } from '../format.js';
+import { useSave } from '../hooks/use-save.js';
 import { usePoll, useTitle } from '../hooks.js';
 import { Link, navigate } from '../router.js';
 import { type Agent, PRIORITIES, type Priority, type TicketDetail } from '../types.js';
@@ -68,9 +69,7 @@ export function TicketFormPage({ id }: { id?: number }) {
   const [draft, setDraft] = useState<Draft>(EMPTY);
   const [original, setOriginal] = useState<Draft | undefined>();
   const [loadError, setLoadError] = useState<Error | undefined>();
-  const [issues, setIssues] = useState<Issue[]>([]);
-  const [message, setMessage] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
+  const { issues, message, busy, run } = useSave();
   const agents = usePoll(
     (signal) => api<{ items: Agent[] }>('GET', '/api/agents', undefined, { signal }),
     60_000,
@@ -94,10 +93,7 @@ export function TicketFormPage({ id }: { id?: number }) {
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setIssues([]);
-    setMessage(undefined);
-    try {
+    await run(async () => {
       const body = bodyOf(draft);
       if (editing && original) {
         const before = bodyOf(original);
@@ -116,26 +112,17 @@ export function TicketFormPage({ id }: { id?: number }) {
         const created = await api<TicketDetail>('POST', '/api/tickets', body);
         navigate(`/tickets/${created.id}`);
       }
-    } catch (error) {
-      if (error instanceof ApiError) {
-        setIssues(error.issues);
-        setMessage(error.message);
-      } else setMessage((error as Error).message);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   if (editing && (loadError || !original)) {
-    // the form appears once the ticket is loaded, so nothing typed is overwritten
     return (
-      <div className="page narrow-page">
-        <p className="breadcrumb">
-          <Link to={`/tickets/${id}`}>← Ticket #{id}</Link>
-        </p>
-        <h1>Edit ticket #{id}</h1>
-        <LoadState loading={!loadError} error={loadError} empty />
-      </div>
+      <RecordLoading
+        back={`/tickets/${id}`}
+        backText={`← Ticket #${id}`}
+        title={`Edit ticket #${id}`}
+        error={loadError}
+      />
     );
   }
 

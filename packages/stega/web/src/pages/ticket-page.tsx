@@ -1,6 +1,12 @@
 import { type FormEvent, useState } from 'react';
 import { ApiError, api, type Issue } from '../api.js';
-import { DeliveryBadge, PriorityBadge, SlaBadge, StatusBadge } from '../components/badges.js';
+import {
+  DeliveryBadge,
+  DeliveryOutcome,
+  PriorityBadge,
+  SlaBadge,
+  StatusBadge,
+} from '../components/badges.js';
 import { Countdown } from '../components/countdown.js';
 import { Field } from '../components/field.js';
 import { Freshness, LoadState, Section, TableRegion } from '../components/layout.js';
@@ -164,12 +170,7 @@ export function TicketPage({ id, session }: { id: number; session: Session }) {
                       {d.recipient}
                     </td>
                     <td data-label="Status">
-                      <div>
-                        <DeliveryBadge status={d.status} />
-                        {d.last_error ? (
-                          <span className="small error-text"> {d.last_error}</span>
-                        ) : null}
-                      </div>
+                      <DeliveryOutcome status={d.status} lastError={d.last_error} />
                     </td>
                     <td data-label="Attempts" className="num">
                       {d.attempts}

@@ -76,40 +76,20 @@ export function TicketsPage() {
       </div>
 
       <form className="filters" aria-label="Ticket filters" onSubmit={(e) => e.preventDefault()}>
-        <fieldset>
-          <legend>Status</legend>
-          <div className="checks">
-            {STATUSES.map((s) => (
-              <label key={s} className="check">
-                <input
-                  type="checkbox"
-                  name="status"
-                  value={s}
-                  checked={status.includes(s)}
-                  onChange={() => toggle('status', status, s)}
-                />
-                {label(s)}
-              </label>
-            ))}
-          </div>
-        </fieldset>
-        <fieldset>
-          <legend>Priority</legend>
-          <div className="checks">
-            {PRIORITIES.map((p) => (
-              <label key={p} className="check">
-                <input
-                  type="checkbox"
-                  name="priority"
-                  value={p}
-                  checked={priority.includes(p)}
-                  onChange={() => toggle('priority', priority, p)}
-                />
-                {label(p)}
-              </label>
-            ))}
-          </div>
-        </fieldset>
+        <CheckFilter
+          legend="Status"
+          name="status"
+          options={STATUSES}
+          checked={status}
+          onToggle={(s) => toggle('status', status, s)}
+        />
+        <CheckFilter
+          legend="Priority"
+          name="priority"
+          options={PRIORITIES}
+          checked={priority}
+          onToggle={(p) => toggle('priority', priority, p)}
+        />
         <div className="field">
           <label htmlFor="filter-assignee">Assignee</label>
           <select
@@ -248,6 +228,41 @@ export function TicketsPage() {
         </nav>
       ) : null}
     </div>
+  );
+}
+
+/** A filter that takes any of `options`: one checkbox each, under a legend. */
+function CheckFilter({
+  legend,
+  name,
+  options,
+  checked,
+  onToggle,
+}: {
+  legend: string;
+  name: string;
+  options: readonly string[];
+  checked: string[];
+  onToggle: (value: string) => void;
+}) {
+  return (
+    <fieldset>
+      <legend>{legend}</legend>
+      <div className="checks">
+        {options.map((value) => (
+          <label key={value} className="check">
+            <input
+              type="checkbox"
+              name={name}
+              value={value}
+              checked={checked.includes(value)}
+              onChange={() => onToggle(value)}
+            />
+            {label(value)}
+          </label>
+        ))}
+      </div>
+    </fieldset>
   );
 }
 

@@ -1,0 +1,21 @@
+import type { Save } from '../hooks/use-save.js';
+import { ErrorSummary } from './field.js';
+
+/** What the last save of a form did: the summary of its errors, or its confirmation. */
+export function SaveFeedback({
+  save,
+  knownPaths,
+}: {
+  save: Save;
+  /** Paths that have a field in this form; others are listed without a link. */
+  knownPaths: (path: string) => boolean;
+}) {
+  return (
+    <>
+      <ErrorSummary issues={save.issues} message={save.message} knownPaths={knownPaths} />
+      <p role="status" className="notice ok" hidden={!save.saved}>
+        {save.saved}
+      </p>
+    </>
+  );
+}
