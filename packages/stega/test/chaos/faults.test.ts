@@ -7,10 +7,11 @@ describe('chaos bookkeeping: which resends a fault explains', () => {
   const restart: Fault = { kind: 'pg-restart', at: 300_000, end: 302_000 };
   const faults = [kill, stop, restart];
 
-  it('a kill explains a send shortly before it; a stop never does', () => {
+  it('a kill or a stop explains a send shortly before it; nothing is sent during a stop', () => {
     expect(resendCause(99_000, faults)).toBe(kill);
     expect(resendCause(94_000, faults)).toBeUndefined();
     expect(resendCause(100_500, faults)).toBe(kill);
+    expect(resendCause(199_000, faults)).toBe(stop);
     expect(resendCause(205_000, faults)).toBeUndefined();
   });
 

@@ -22,19 +22,25 @@ export const RESEND_WINDOW_BEFORE_MS = 5_000;
 export const RESEND_WINDOW_AFTER_MS = 1_000;
 
 /**
- * The faults that can legitimately make an external channel receive one alert twice: a
- * worker killed (SIGKILL) between an email or webhook call and the commit of its ledger row,
- * and the PostgreSQL restart failing that commit. The redelivery finds the row undelivered
- * and sends again, with the same Message-ID / Idempotency-Key (see delivery-ledger.ts).
- * A graceful stop (SIGTERM) finishes the alert in hand, and a stopped (SIGSTOP) worker
- * keeps its ledger row locked, so neither may cause a resend.
+ * The faults that can legitimately make an external channel receive one alert twice, each
+ * resend carrying the same Message-ID / Idempotency-Key (see delivery-ledger.ts):
+ * - a worker killed (SIGKILL) between an email or webhook call and the commit of its ledger
+ *   row, and the PostgreSQL restart failing that commit: the redelivery finds the row
+ *   undelivered and sends again;
+ * - a worker stopped (SIGSTOP) with a call in flight: the receiver got the request, but the
+ *   call's time-out has expired by the time SIGCONT lets the worker read the answer, so it
+ *   records a failure (its ledger row was locked meanwhile) and the successor sends again.
+ *   That send happened just before the stop, never during it.
+ * A graceful stop (SIGTERM) finishes the alert in hand and causes no resend.
  */
 export function resendCause(firstReceivedAt: number, faults: Fault[]): Fault | undefined {
   return faults.find((fault) => {
-    if (fault.kind !== 'worker-kill' && fault.kind !== 'pg-restart') return false;
+    if (fault.kind !== 'worker-kill' && fault.kind !== 'pg-restart' && fault.kind !== 'worker-stop') {
+      return false;
+    }
     const from = fault.at - RESEND_WINDOW_BEFORE_MS;
-    const to = (fault.end ?? fault.at) + RESEND_WINDOW_AFTER_MS;
-    return firstReceivedAt >= from && firstReceivedAt <= to;
+    const end = fault.kind === 'worker-stop' ? fault.at : (fault.end ?? fault.at);
+    return firstReceivedAt >= from && firstReceivedAt <= end + RESEND_WINDOW_AFTER_MS;
   });
 }
 
