@@ -35,7 +35,11 @@ export const RESEND_WINDOW_AFTER_MS = 1_000;
  */
 export function resendCause(firstReceivedAt: number, faults: Fault[]): Fault | undefined {
   return faults.find((fault) => {
-    if (fault.kind !== 'worker-kill' && fault.kind !== 'pg-restart' && fault.kind !== 'worker-stop') {
+    if (
+      fault.kind !== 'worker-kill' &&
+      fault.kind !== 'pg-restart' &&
+      fault.kind !== 'worker-stop'
+    ) {
       return false;
     }
     const from = fault.at - RESEND_WINDOW_BEFORE_MS;
