@@ -22,6 +22,7 @@ revoke execute on function
   pgque._clear_member_cursor(int4, int4),
   pgque._remove_member(int4, int4, int4),
   pgque._touch_member(int4, int4),
+  pgque._writer_table(text),
   pgque._window_event_tables(int4, bigint, bigint),
   pgque._window_event_sql(int4, int4, bigint, bigint, bigint, bigint)
 from pgque_admin;

@@ -1,0 +1,39 @@
+-- _writer_table: where a producer writes: the queue's current event table, chosen the one
+-- way rotation relies on. The transaction takes its xid first, so its table choice
+-- postdates its xid (see maint_rotate_tables_step1); outside READ COMMITTED the queue row
+-- is key-share locked, so a snapshot older than a rotation fails with a serialization
+-- error instead of writing to a stale table.
+-- params: queue name. returns: the table, the id sequence, and whether inserts are refused
+-- (queue_disable_insert, unless session_replication_role is replica).
+-- errors: queue not found: <name>.
+-- Invoker rights and no search_path of its own: on the send hot path, called only from
+-- security-definer writers (nobody else may execute it).
+create or replace function pgque._writer_table(
+  i_queue_name text, out data_table text, out event_seq text, out insert_disabled boolean)
+language plpgsql
+as $$
+declare
+  q record;
+begin
+  perform pg_catalog.pg_current_xact_id();
+  if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
+    select queue_data_pfx, queue_cur_table, queue_event_seq, queue_disable_insert
+      into q
+      from pgque.queue
+     where queue_name = i_queue_name;
+  else
+    select queue_data_pfx, queue_cur_table, queue_event_seq, queue_disable_insert
+      into q
+      from pgque.queue
+     where queue_name = i_queue_name
+       for key share;
+  end if;
+  if not found then
+    raise exception 'queue not found: %', i_queue_name;
+  end if;
+  data_table := q.queue_data_pfx || '_' || q.queue_cur_table;
+  event_seq := q.queue_event_seq;
+  insert_disabled := q.queue_disable_insert
+                     and pg_catalog.current_setting('session_replication_role') <> 'replica';
+end;
+$$;
