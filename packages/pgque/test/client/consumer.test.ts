@@ -1,54 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createTestDatabase, randomName } from '../../../../test-support/database.js';
 import {
-  type Client,
-  type Consumer,
   type Event,
   exponentialRetryDelay,
   type HandlerContext,
   PgqueQueueNotFoundError,
-  type Ticker,
 } from '../../src/index.js';
-import { clientFor, forceTick, memoryLogger, waitFor } from './support.js';
+import { forceTick, latch, memoryLogger, tickedClient, waitFor } from './support.js';
 
-let client: Client;
-let ticker: Ticker;
-const running = new Set<Consumer>();
-
-beforeAll(async () => {
-  const db = await createTestDatabase();
-  client = await clientFor(db.url);
-  // a real ticker drives these tests: ticks every ~20 ms, retries moved every 50 ms
-  ticker = client.newTicker({ period: 20, retryPeriod: 50 });
-  ticker.start();
-  await waitFor(() => ticker.isLeader, 'ticker leadership');
-});
-
-afterAll(async () => {
-  await Promise.all([...running].map((consumer) => consumer.stop()));
-  await ticker.stop();
-  await client.close();
-});
-
-async function newQueue(config: Parameters<Client['createQueue']>[1] = {}): Promise<string> {
-  const queue = randomName();
-  await client.createQueue(queue, { tickerMaxLag: 50, tickerIdlePeriod: 200, ...config });
-  return queue;
-}
-
-function track(consumer: Consumer): Consumer {
-  running.add(consumer);
-  return consumer;
-}
-
-function latch() {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return { open, opened };
-}
+const { client, newQueue, track } = await tickedClient();
 
 describe('Consumer', () => {
   it('wakes on the tick NOTIFY: handled well before the 10 s fallback poll', async () => {

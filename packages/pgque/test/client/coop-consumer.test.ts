@@ -1,54 +1,16 @@
 import os from 'node:os';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, randomName } from '../../../../test-support/database.js';
-import {
-  type Client,
-  type CoopConsumer,
-  defaultSubconsumer,
-  type Ticker,
-} from '../../src/index.js';
-import { clientFor, waitFor } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { type Client, type CoopConsumer, defaultSubconsumer } from '../../src/index.js';
+import { latch, tickedClient, waitFor } from './support.js';
 
-let client: Client;
-let ticker: Ticker;
-const running = new Set<CoopConsumer>();
-
-beforeAll(async () => {
-  const db = await createTestDatabase();
-  client = await clientFor(db.url);
-  ticker = client.newTicker({ period: 20, retryPeriod: 50 });
-  ticker.start();
-  await waitFor(() => ticker.isLeader, 'ticker leadership');
-});
-
-afterAll(async () => {
-  await Promise.all([...running].map((member) => member.stop()));
-  await ticker.stop();
-  await client.close();
-});
-
-async function newQueue(): Promise<string> {
-  const queue = randomName();
-  await client.createQueue(queue, { tickerMaxLag: 50, tickerIdlePeriod: 200 });
-  return queue;
-}
+const { client, newQueue, track } = await tickedClient();
 
 function member(
   queue: string,
   subconsumer: string,
   options: Parameters<Client['newCoopConsumer']>[2] = {},
 ): CoopConsumer {
-  const consumer = client.newCoopConsumer(queue, 'grp', { subconsumer, ...options });
-  running.add(consumer);
-  return consumer;
-}
-
-function latch() {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return { open, opened };
+  return track(client.newCoopConsumer(queue, 'grp', { subconsumer, ...options }));
 }
 
 async function members(queue: string): Promise<string[]> {

@@ -1,3 +1,5 @@
+import { afterAll } from 'vitest';
+import { createTestDatabase, randomName } from '../../../../test-support/database.js';
 import { type Client, connect, type Logger } from '../../src/index.js';
 
 /** Polls `probe` until it returns something other than undefined/false, or fails after `timeoutMs`. */
@@ -35,4 +37,46 @@ export function memoryLogger(): Logger & {
 export async function forceTick(client: Client, queue: string): Promise<void> {
   await client.forceNextTick(queue);
   await client.ticker(queue);
+}
+
+/**
+ * A fresh database, a client on it and a real ticker driving it (ticks every ~20 ms,
+ * retries moved every 50 ms), for a test file's consumers. Consumers passed to `track` are
+ * stopped, then the ticker and the client, after the file's tests.
+ */
+export async function tickedClient() {
+  const db = await createTestDatabase();
+  const client = await clientFor(db.url);
+  const ticker = client.newTicker({ period: 20, retryPeriod: 50 });
+  ticker.start();
+  await waitFor(() => ticker.isLeader, 'ticker leadership');
+  const running = new Set<{ stop(): Promise<void> }>();
+  afterAll(async () => {
+    await Promise.all([...running].map((consumer) => consumer.stop()));
+    await ticker.stop();
+    await client.close();
+  });
+  return {
+    client,
+    /** A queue that ticks 50 ms after an event and at most 200 ms apart when idle. */
+    async newQueue(config: Parameters<Client['createQueue']>[1] = {}): Promise<string> {
+      const queue = randomName();
+      await client.createQueue(queue, { tickerMaxLag: 50, tickerIdlePeriod: 200, ...config });
+      return queue;
+    },
+    /** Stops `consumer` after the file's tests. */
+    track<C extends { stop(): Promise<void> }>(consumer: C): C {
+      running.add(consumer);
+      return consumer;
+    },
+  };
+}
+
+/** A promise to open from outside: `await opened` until someone calls `open()`. */
+export function latch() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { open, opened };
 }
