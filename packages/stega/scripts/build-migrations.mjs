@@ -13,6 +13,12 @@ const migrations = readdirSync(path.join(dbDir, 'migrations'))
     name: file.slice(7, -4),
     sql: readFileSync(path.join(dbDir, 'migrations', file), 'utf8'),
   }));
+// Two branches adding the same number would silently skip one migration: refuse it.
+const seen = new Set();
+for (const migration of migrations) {
+  if (seen.has(migration.id)) throw new Error(`two migrations numbered ${migration.id}`);
+  seen.add(migration.id);
+}
 mkdirSync(path.join(dbDir, 'generated'), { recursive: true });
 writeFileSync(
   path.join(dbDir, 'generated', 'migrations.ts'),

@@ -33,6 +33,8 @@ export const slaWarningEvent = z.object({
   ...alertFields,
   warning_id: z.number().int().positive(),
   elapsed_share: z.number().min(0),
+  /** The warning instant the alert is about (added in payloads after version 1 shipped). */
+  warn_at: isoTime.optional(),
 });
 export type SlaWarningEvent = z.infer<typeof slaWarningEvent>;
 

@@ -67,7 +67,7 @@ export async function warningRecordDue(
 ): Promise<{ id: number; ticketId: number }[]> {
   const { rows } = await db.query(
     `with due as (
-       select c.ticket_id, c.kind, c.due_at,
+       select c.ticket_id, c.kind, c.due_at, c.warn_at,
               round(extract(epoch from ($1::timestamptz - c.started_at))
                     / nullif(extract(epoch from (c.due_at - c.started_at)), 0), 3) as share
          from stega.sla_clocks c
@@ -80,14 +80,16 @@ export async function warningRecordDue(
         order by c.warn_at
         limit $2),
      a as (
-       insert into stega.sla_warnings (ticket_id, kind, due_at, detected_at, elapsed_share)
-       select ticket_id, kind, due_at, $1, coalesce(share, 0) from due
+       insert into stega.sla_warnings (ticket_id, kind, due_at, warn_at, detected_at, elapsed_share)
+       select ticket_id, kind, due_at, warn_at, $1, coalesce(share, 0) from due
        on conflict (ticket_id, kind, due_at) do nothing
-       returning id, ticket_id, kind, due_at, detected_at, elapsed_share),
+       returning id, ticket_id, kind, due_at, warn_at, detected_at, elapsed_share),
      sent as (
        select a.id, a.ticket_id,
               pgque.send($3::text, $4::text, jsonb_build_object(
-                'warning_id', a.id, 'elapsed_share', a.elapsed_share, ${ALERT_PAYLOAD})) as event_id
+                'warning_id', a.id, 'elapsed_share', a.elapsed_share,
+                'warn_at', to_char(a.warn_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                ${ALERT_PAYLOAD})) as event_id
          from a
          join stega.tickets t on t.id = a.ticket_id
          left join stega.agents ag on ag.id = t.assignee_id)

@@ -5,6 +5,12 @@ import { postWebhook } from '../channels/webhook.js';
 import { alertTargetsLoad, inAppAlertInsert } from '../db/alert-targets.js';
 import { type DeliveryContext, type DeliveryKey, deliverOnce } from '../db/delivery-ledger.js';
 import { EVENT_TYPES, type SlaBreachedEvent, type SlaWarningEvent } from '../events.js';
+import {
+  alertDueInstant,
+  countDeliveryFailure,
+  failureReason,
+  observeDelivery,
+} from '../metrics.js';
 
 export interface AlertDeliveryDeps {
   pool: pg.Pool;
@@ -114,10 +120,22 @@ export async function deliverAlert(
   }
 
   let firstError: unknown;
+  const dueAt = alertDueInstant(alert.type, alert.payload);
   for (const attempt of attempts) {
+    const channel = attempt.key.table === 'alert' ? attempt.key.channel : 'in_app';
     try {
-      await deliverOnce(deps.pool, attempt.key, context, attempt.send);
+      const outcome = await deliverOnce(deps.pool, attempt.key, context, attempt.send);
+      if (outcome === 'delivered') {
+        observeDelivery({
+          channel,
+          alert: alert.type,
+          kind: alert.payload.kind,
+          dueAt,
+          deliveredAt: new Date(),
+        });
+      }
     } catch (error) {
+      countDeliveryFailure({ channel, reason: failureReason(error) });
       firstError ??= error;
     }
   }
