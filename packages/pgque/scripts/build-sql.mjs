@@ -48,6 +48,37 @@ function guardedMigration({ id, name, file }) {
   ].join('\n');
 }
 
+/**
+ * The engine's own rules, refused at build time:
+ * - every security-definer function or procedure pins search_path with pg_temp last, or a
+ *   caller's temporary objects would shadow the engine's types and functions;
+ * - the table and sequence names stored in pgque.queue are written once, by create_queue,
+ *   and never read back into SQL: identifiers come from the queue id (_event_table).
+ */
+function checkFunctionFile(file, body) {
+  const statements = body.split(/(?=^create or replace (?:function|procedure) )/m).slice(1);
+  for (const statement of statements) {
+    const header = statement.slice(0, statement.search(/^as \$/m));
+    const name = /^create or replace (?:function|procedure) ([\w.]+)/.exec(statement)?.[1];
+    if (
+      /^security definer$/m.test(header) &&
+      !/^set search_path = pgque, pg_catalog, pg_temp$/m.test(header)
+    ) {
+      throw new Error(
+        `${file}: security definer ${name} must set search_path = pgque, pg_catalog, pg_temp`,
+      );
+    }
+  }
+  const stored = /\b(?:q|sub|queue)\.queue_(?:data_pfx|event_seq|tick_seq)\b/.exec(body);
+  if (stored) {
+    throw new Error(
+      `${file}: reads ${stored[0]} back into SQL; derive names with pgque._event_table / _queue_sequence`,
+    );
+  }
+}
+
+for (const file of manifest()) checkFunctionFile(file, read(path.join('functions', file)));
+
 const parts = [
   `-- pgque ${version}: complete, idempotent install and upgrade script (generated from sql/).`,
   '-- Apply with psql -v ON_ERROR_STOP=1 -f, or with `pgque install <url>`.',

@@ -8,8 +8,23 @@ revoke execute on all procedures in schema pgque from public;
 
 grant usage on schema pgque to pgque_reader, pgque_writer, pgque_admin;
 
-grant all on all tables in schema pgque to pgque_admin;
-grant all on all sequences in schema pgque to pgque_admin;
+-- Admins operate through the functions: they read every table but change none directly,
+-- so nothing an admin writes can reach the engine's dynamic SQL. An upgrade takes back
+-- the wider rights older installs granted (only then, so a reinstall changes no ACL).
+do $admin_rights$
+begin
+  if exists (select 1
+               from pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+              where c.relnamespace = 'pgque'::regnamespace
+                and a.grantee = 'pgque_admin'::regrole
+                and a.privilege_type <> 'SELECT') then
+    revoke all on all tables in schema pgque from pgque_admin;
+    revoke all on all sequences in schema pgque from pgque_admin;
+  end if;
+end
+$admin_rights$;
+grant select on all tables in schema pgque to pgque_admin;
+grant select on all sequences in schema pgque to pgque_admin;
 grant execute on all functions in schema pgque to pgque_admin;
 grant execute on procedure pgque.ticker_loop() to pgque_admin;
 revoke execute on function

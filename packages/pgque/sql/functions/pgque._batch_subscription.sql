@@ -5,7 +5,7 @@ create or replace function pgque._batch_subscription(
   out sub_id int4, out sub_queue int4, out sub_consumer int4, out sub_role text, out max_retries int4)
 language plpgsql
 stable
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
   select s.sub_id, s.sub_queue, s.sub_consumer, s.sub_role, coalesce(q.queue_max_retries, 5)

@@ -4,7 +4,7 @@ create or replace function pgque._clear_member_cursor(p_queue_id int4, p_consume
 returns void
 language sql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   update pgque.subscription
      set sub_last_tick = null, sub_next_tick = null, sub_batch = null, sub_active = pg_catalog.now(),

@@ -6,7 +6,7 @@ create or replace function pgque._consumer_id(i_consumer_name text)
 returns int4
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   id int4;

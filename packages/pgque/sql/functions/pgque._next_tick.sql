@@ -5,7 +5,7 @@ create or replace function pgque._next_tick(
 returns pgque.tick
 language plpgsql
 stable
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   found_id int8;

@@ -4,7 +4,7 @@ create or replace function pgque._remove_member(p_queue_id int4, p_consumer_id i
 returns void
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
   delete from pgque.subscription

@@ -4,7 +4,7 @@ create or replace function pgque._touch_member(p_queue_id int4, p_consumer_id in
 returns void
 language sql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   update pgque.subscription set sub_active = pg_catalog.now()
    where sub_queue = p_queue_id and sub_consumer = p_consumer_id and sub_role = 'coop_member';

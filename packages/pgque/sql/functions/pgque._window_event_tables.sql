@@ -6,7 +6,7 @@ returns setof text
 language plpgsql
 stable
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   q pgque.queue;
@@ -25,8 +25,8 @@ begin
   if not found or q.queue_id is null then
     raise exception 'Cannot find data for window %..% of queue %', i_prev_tick, i_next_tick, i_queue_id;
   end if;
-  prev_table := q.queue_data_pfx || '_' || ((q.queue_cur_table + q.queue_ntables - 1) % q.queue_ntables);
-  cur_table := q.queue_data_pfx || '_' || q.queue_cur_table;
+  prev_table := pgque._event_table(q.queue_id, (q.queue_cur_table + q.queue_ntables - 1) % q.queue_ntables);
+  cur_table := pgque._event_table(q.queue_id, q.queue_cur_table);
   if tx_max < q.queue_switch_step1 then
     return next prev_table;
   elsif q.queue_switch_step2 is not null and tx_min > q.queue_switch_step2 then

@@ -17,12 +17,12 @@ declare
 begin
   perform pg_catalog.pg_current_xact_id();
   if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
-    select queue_data_pfx, queue_cur_table, queue_event_seq, queue_disable_insert
+    select queue_id, queue_cur_table, queue_disable_insert
       into q
       from pgque.queue
      where queue_name = i_queue_name;
   else
-    select queue_data_pfx, queue_cur_table, queue_event_seq, queue_disable_insert
+    select queue_id, queue_cur_table, queue_disable_insert
       into q
       from pgque.queue
      where queue_name = i_queue_name
@@ -31,8 +31,8 @@ begin
   if not found then
     raise exception 'queue not found: %', i_queue_name;
   end if;
-  data_table := q.queue_data_pfx || '_' || q.queue_cur_table;
-  event_seq := q.queue_event_seq;
+  data_table := pgque._event_table(q.queue_id, q.queue_cur_table);
+  event_seq := pgque._queue_sequence(q.queue_id, 'id');
   insert_disabled := q.queue_disable_insert
                      and pg_catalog.current_setting('session_replication_role') <> 'replica';
 end;

@@ -4,7 +4,7 @@ create or replace function pgque.ack(i_batch_id bigint)
 returns integer
 language sql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   select pgque.finish_batch(i_batch_id);
 $$;

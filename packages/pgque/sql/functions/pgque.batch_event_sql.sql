@@ -7,7 +7,7 @@ returns text
 language plpgsql
 stable
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   sub pgque.subscription;

@@ -4,7 +4,7 @@ create or replace function pgque.batch_retry(i_batch_id bigint, i_retry_seconds 
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   owner record;

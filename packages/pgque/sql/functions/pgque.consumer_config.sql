@@ -9,7 +9,7 @@ create or replace function pgque.set_consumer_config(
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   sub pgque.subscription;
@@ -51,7 +51,7 @@ create or replace function pgque.get_consumer_config(
 language plpgsql
 stable
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
   select s.sub_page_size into coop_page_size

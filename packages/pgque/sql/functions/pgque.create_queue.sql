@@ -7,11 +7,13 @@ create or replace function pgque.create_queue(i_queue_name text)
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   qid int4;
-  pfx text;
+  parent text;
+  id_seq text;
+  tick_seq text;
   n int;
   child text;
 begin
@@ -32,18 +34,22 @@ begin
   end if;
 
   qid := pg_catalog.nextval('pgque.queue_queue_id_seq');
-  pfx := 'pgque.event_' || qid;
+  -- every name below is derived from qid alone; the queue row keeps copies for PgQue
+  -- compatibility, but the engine never reads them back into SQL
+  parent := pgque._event_table(qid);
+  id_seq := pgque._queue_sequence(qid, 'id');
+  tick_seq := pgque._queue_sequence(qid, 'tick');
   insert into pgque.queue (queue_id, queue_name, queue_data_pfx, queue_event_seq, queue_tick_seq)
-  values (qid, i_queue_name, pfx, pfx || '_id_seq', pfx || '_tick_seq');
+  values (qid, i_queue_name, parent, id_seq, tick_seq);
 
-  execute pg_catalog.format('create sequence %s', pfx || '_id_seq');
-  execute pg_catalog.format('create sequence %s', pfx || '_tick_seq');
-  execute pg_catalog.format('create table %s () inherits (pgque.event_template)', pfx);
+  execute pg_catalog.format('create sequence %s', id_seq);
+  execute pg_catalog.format('create sequence %s', tick_seq);
+  execute pg_catalog.format('create table %s () inherits (pgque.event_template)', parent);
   for n in 0 .. 2 loop
-    child := pfx || '_' || n;
-    execute pg_catalog.format('create table %s () inherits (%s)', child, pfx);
+    child := pgque._event_table(qid, n);
+    execute pg_catalog.format('create table %s () inherits (%s)', child, parent);
     execute pg_catalog.format('alter table %s alter column ev_id set default pg_catalog.nextval(%L)',
-      child, pfx || '_id_seq');
+      child, id_seq);
     -- (ev_txid, ev_id): batches scan by transaction id; a page of one big transaction
     -- also seeks to its ev_id range instead of reading the whole window
     execute pg_catalog.format('create index %I on %s (ev_txid, ev_id)', 'event_' || qid || '_' || n || '_txid_idx', child);

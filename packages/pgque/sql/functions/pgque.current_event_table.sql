@@ -4,7 +4,7 @@ create or replace function pgque.current_event_table(x_queue_name text)
 returns text
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   q pgque.queue;
@@ -16,6 +16,6 @@ begin
   if q.queue_disable_insert and pg_catalog.current_setting('session_replication_role') <> 'replica' then
     raise exception 'Writing to queue disabled';
   end if;
-  return q.queue_data_pfx || '_' || q.queue_cur_table;
+  return pgque._event_table(q.queue_id, q.queue_cur_table);
 end;
 $$;

@@ -5,7 +5,7 @@ returns setof pgque.dead_letter
 language sql
 stable
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   select d.*
     from pgque.dead_letter d
@@ -22,7 +22,7 @@ create or replace function pgque.dlq_replay(i_dead_letter_id bigint)
 returns bigint
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   dl pgque.dead_letter;
@@ -46,7 +46,7 @@ create or replace function pgque.dlq_replay_all(
   i_queue_name text, out replayed bigint, out failed bigint, out first_error text)
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   id bigint;
@@ -77,7 +77,7 @@ create or replace function pgque.dlq_purge(i_queue_name text, i_older_than inter
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   purged int;

@@ -6,7 +6,7 @@ create or replace function pgque.drop_queue(x_queue_name text, x_force bool)
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   q pgque.queue;
@@ -36,12 +36,12 @@ begin
   delete from pgque.coop_takeover where ct_queue = q.queue_id;
   delete from pgque.dead_letter where dl_queue_id = q.queue_id;
   for n in 0 .. q.queue_ntables - 1 loop
-    execute pg_catalog.format('drop table if exists %s', q.queue_data_pfx || '_' || n);
+    execute pg_catalog.format('drop table if exists %s', pgque._event_table(q.queue_id, n));
   end loop;
-  execute pg_catalog.format('drop table if exists %s', q.queue_data_pfx);
+  execute pg_catalog.format('drop table if exists %s', pgque._event_table(q.queue_id));
   delete from pgque.tick where tick_queue = q.queue_id;
-  execute pg_catalog.format('drop sequence if exists %s', q.queue_event_seq);
-  execute pg_catalog.format('drop sequence if exists %s', q.queue_tick_seq);
+  execute pg_catalog.format('drop sequence if exists %s', pgque._queue_sequence(q.queue_id, 'id'));
+  execute pg_catalog.format('drop sequence if exists %s', pgque._queue_sequence(q.queue_id, 'tick'));
   delete from pgque.queue where queue_id = q.queue_id;
   return 1;
 end;

@@ -9,7 +9,7 @@ create or replace function pgque.event_dead(
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   owner record;

@@ -6,7 +6,7 @@ create or replace function pgque.event_retry(x_batch_id bigint, x_event_id bigin
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   owner record;
@@ -33,7 +33,7 @@ create or replace function pgque.event_retry(x_batch_id bigint, x_event_id bigin
 returns integer
 language sql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   select pgque.event_retry(x_batch_id, x_event_id,
                            pg_catalog.now() + pg_catalog.make_interval(secs => x_retry_seconds));

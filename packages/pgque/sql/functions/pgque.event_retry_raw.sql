@@ -8,13 +8,13 @@ create or replace function pgque.event_retry_raw(
 returns bigint
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   sub record;
   id bigint;
 begin
-  select s.sub_id, s.sub_queue, q.queue_event_seq into sub
+  select s.sub_id, s.sub_queue into sub
     from pgque.subscription s
     join pgque.queue q on q.queue_id = s.sub_queue
     join pgque.consumer c on c.co_id = s.sub_consumer
@@ -22,7 +22,7 @@ begin
   if not found then
     raise exception 'consumer not registered';
   end if;
-  id := coalesce(x_ev_id, pg_catalog.nextval(sub.queue_event_seq));
+  id := coalesce(x_ev_id, pg_catalog.nextval(pgque._queue_sequence(sub.sub_queue, 'id')::regclass));
   insert into pgque.retry_queue (ev_retry_after, ev_queue, ev_id, ev_time, ev_txid, ev_owner, ev_retry,
                                  ev_type, ev_data, ev_extra1, ev_extra2, ev_extra3, ev_extra4)
   values (x_retry_after, sub.sub_queue, id, x_ev_time, null, sub.sub_id, x_ev_retry, x_ev_type, x_ev_data,

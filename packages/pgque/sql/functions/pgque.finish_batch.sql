@@ -7,7 +7,7 @@ create or replace function pgque.finish_batch(x_batch_id bigint)
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   sub pgque.subscription;

@@ -5,7 +5,7 @@ create or replace function pgque.force_next_tick(i_queue_name text)
 returns bigint
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   q pgque.queue;
@@ -21,8 +21,8 @@ begin
   if q.queue_external_ticker then
     raise exception 'queue % is configured for external ticker; push ticks with ticker(queue, tick_id, time, event_seq)', i_queue_name;
   end if;
-  perform pg_catalog.setval(q.queue_event_seq,
-    pg_catalog.nextval(q.queue_event_seq) + q.queue_ticker_max_count * 2 + 1000);
+  perform pg_catalog.setval(pgque._queue_sequence(q.queue_id, 'id')::regclass,
+    pg_catalog.nextval(pgque._queue_sequence(q.queue_id, 'id')::regclass) + q.queue_ticker_max_count * 2 + 1000);
   select max(tick_id) into newest from pgque.tick where tick_queue = q.queue_id;
   return newest;
 end;
@@ -32,7 +32,7 @@ create or replace function pgque.force_tick(i_queue_name text)
 returns bigint
 language sql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   select pgque.force_next_tick(i_queue_name);
 $$;

@@ -7,7 +7,7 @@ create or replace function pgque.get_batch_info(
 language sql
 stable
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   select b.*
     from (select 1) one

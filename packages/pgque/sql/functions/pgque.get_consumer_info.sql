@@ -10,7 +10,7 @@ returns setof record
 language sql
 stable
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   select q.queue_name, c.co_name,
          pg_catalog.now() - t.tick_time,
@@ -37,7 +37,7 @@ returns setof record
 language sql
 stable
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   select * from pgque.get_consumer_info(i_queue_name, null);
 $$;
@@ -49,7 +49,7 @@ returns setof record
 language sql
 stable
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   select * from pgque.get_consumer_info(null, null);
 $$;

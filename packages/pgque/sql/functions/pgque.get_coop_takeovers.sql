@@ -10,7 +10,7 @@ returns setof record
 language sql
 stable
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   select t.ct_time, q.queue_name, t.ct_consumer, t.ct_old_subconsumer, t.ct_new_subconsumer,
          t.ct_old_batch, t.ct_new_batch, t.ct_silent_for

@@ -14,7 +14,7 @@ returns setof record
 language plpgsql
 stable
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   q pgque.queue;
@@ -46,7 +46,7 @@ begin
       then (newest.tick_event_seq - older.tick_event_seq)::float8
            / extract(epoch from newest.tick_time - older.tick_time)::float8
     end;
-    ev_new := pgque.seq_getval(q.queue_event_seq) - newest.tick_event_seq;
+    ev_new := pgque.seq_getval(pgque._queue_sequence(q.queue_id, 'id')) - newest.tick_event_seq;
     last_tick_id := newest.tick_id;
     return next;
   end loop;
@@ -64,7 +64,7 @@ returns setof record
 language sql
 stable
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   select * from pgque.get_queue_info(null::text);
 $$;

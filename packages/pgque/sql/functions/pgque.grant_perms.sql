@@ -1,13 +1,13 @@
 -- grant_perms: deny-by-default grants on a queue's event tables and sequences.
--- Readers may select events, admins get all rights (as grants.sql gives them on every
--- table and sequence, so a reinstall changes nothing); PUBLIC and writers get nothing
--- (writers insert only through security-definer functions).
+-- Readers and admins may select events (as grants.sql gives admins on every table and
+-- sequence, so a reinstall changes nothing); PUBLIC and writers get nothing: rows are
+-- written only through security-definer functions.
 -- params: queue name. returns: 1, or 0 for an unknown queue.
 create or replace function pgque.grant_perms(x_queue_name text)
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   q pgque.queue;
@@ -19,15 +19,15 @@ begin
     return 0;
   end if;
   for n in -1 .. q.queue_ntables - 1 loop
-    tbl := case when n < 0 then q.queue_data_pfx else q.queue_data_pfx || '_' || n end;
+    tbl := pgque._event_table(q.queue_id, case when n < 0 then null else n end);
     execute pg_catalog.format('revoke all on %s from public', tbl);
     execute pg_catalog.format('grant select on %s to pgque_reader', tbl);
-    execute pg_catalog.format('grant all on %s to pgque_admin', tbl);
+    execute pg_catalog.format('grant select on %s to pgque_admin', tbl);
   end loop;
-  foreach tbl in array array[q.queue_event_seq, q.queue_tick_seq] loop
+  foreach tbl in array array[pgque._queue_sequence(q.queue_id, 'id'), pgque._queue_sequence(q.queue_id, 'tick')] loop
     execute pg_catalog.format('revoke all on sequence %s from public', tbl);
     execute pg_catalog.format('grant select on sequence %s to pgque_reader', tbl);
-    execute pg_catalog.format('grant all on sequence %s to pgque_admin', tbl);
+    execute pg_catalog.format('grant select on sequence %s to pgque_admin', tbl);
   end loop;
   return 1;
 end;

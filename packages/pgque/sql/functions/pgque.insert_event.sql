@@ -7,7 +7,7 @@ create or replace function pgque.insert_event(
 returns bigint
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
   return pgque.insert_event_raw(queue_name, null, pg_catalog.now(), null, null,
@@ -19,7 +19,7 @@ create or replace function pgque.insert_event(queue_name text, ev_type text, ev_
 returns bigint
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
   return pgque.insert_event_raw(queue_name, null, pg_catalog.now(), null, null,

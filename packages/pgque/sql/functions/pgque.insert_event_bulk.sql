@@ -7,7 +7,7 @@ create or replace function pgque.insert_event_bulk(queue_name text, ev_type text
 returns bigint[]
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   w record;

@@ -10,7 +10,7 @@ create or replace function pgque.insert_event_raw(
 returns bigint
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   w record;

@@ -7,7 +7,7 @@ create or replace function pgque.maint_retry_events()
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   q pgque.queue;
@@ -36,7 +36,7 @@ begin
         ' select ev_id, ev_time, ev_owner, ev_retry, ev_type, ev_data,'
         '        ev_extra1, ev_extra2, ev_extra3, ev_extra4'
         '   from due, lateral (select pg_catalog.nextval(%L)) as activity',
-        q.queue_data_pfx || '_' || q.queue_cur_table, q.queue_event_seq)
+        pgque._event_table(q.queue_id, q.queue_cur_table), pgque._queue_sequence(q.queue_id, 'id'))
         using q.queue_id;
       get diagnostics chunk = row_count;
       moved := moved + chunk;

@@ -10,7 +10,7 @@ create or replace function pgque.maint_rotate_tables_step1(i_queue_name text)
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   q pgque.queue;
@@ -52,11 +52,11 @@ begin
 
   next_table := (q.queue_cur_table + 1) % q.queue_ntables;
   begin
-    execute pg_catalog.format('lock table %s nowait', q.queue_data_pfx || '_' || next_table);
+    execute pg_catalog.format('lock table %s nowait', pgque._event_table(q.queue_id, next_table));
   exception when lock_not_available then
     return 0;
   end;
-  execute pg_catalog.format('truncate %s', q.queue_data_pfx || '_' || next_table);
+  execute pg_catalog.format('truncate %s', pgque._event_table(q.queue_id, next_table));
 
   update pgque.queue
      set queue_cur_table = next_table, queue_switch_time = pg_catalog.now(),
@@ -76,7 +76,7 @@ create or replace function pgque.maint_rotate_tables_step2()
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
   update pgque.queue

@@ -7,7 +7,7 @@ create or replace function pgque.next_batch_info(
   out cur_tick_event_seq int8, out prev_tick_event_seq int8)
 language sql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   select * from pgque.next_batch_custom(i_queue_name, i_consumer_name, null, null, null);
 $$;
@@ -16,7 +16,7 @@ create or replace function pgque.next_batch(i_queue_name text, i_consumer_name t
 returns int8
 language sql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   select b.batch_id from pgque.next_batch_custom(i_queue_name, i_consumer_name, null, null, null) b;
 $$;

@@ -19,7 +19,7 @@ create or replace function pgque.next_batch_custom(
   out batch_id bigint, out prev_tick_id bigint, out next_tick_id bigint)
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   main pgque.subscription;
@@ -198,7 +198,7 @@ create or replace function pgque.next_batch(
 returns bigint
 language sql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   select b.batch_id
     from pgque.next_batch_custom(i_queue, i_consumer, i_subconsumer, null, null, null, i_dead_interval) b;

@@ -12,7 +12,7 @@ create or replace function pgque.next_batch_custom(
   out cur_tick_event_seq int8, out prev_tick_event_seq int8)
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   sub pgque.subscription;

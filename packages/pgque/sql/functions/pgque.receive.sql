@@ -6,7 +6,7 @@ create or replace function pgque.receive(i_queue text, i_consumer text, i_max_re
 returns setof pgque.message
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   batch bigint;

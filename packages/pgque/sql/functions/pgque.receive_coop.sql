@@ -8,7 +8,7 @@ create or replace function pgque.receive_coop(
 returns setof pgque.message
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   batch bigint;

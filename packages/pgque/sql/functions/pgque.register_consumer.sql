@@ -7,7 +7,7 @@ create or replace function pgque.register_consumer_at(x_queue_name text, x_consu
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   qid int4;
@@ -57,7 +57,7 @@ create or replace function pgque.register_consumer(x_queue_name text, x_consumer
 returns integer
 language sql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   select pgque.register_consumer_at(x_queue_name, x_consumer_id, null);
 $$;
@@ -66,7 +66,7 @@ create or replace function pgque.subscribe(queue text, consumer text)
 returns integer
 language sql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   select pgque.register_consumer_at(queue, consumer, null);
 $$;

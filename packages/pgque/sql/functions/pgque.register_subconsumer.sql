@@ -9,7 +9,7 @@ create or replace function pgque.register_subconsumer(
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   qid int4;
@@ -82,7 +82,7 @@ create or replace function pgque.subscribe_subconsumer(
 returns integer
 language sql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   select pgque.register_subconsumer(i_queue, i_consumer, i_subconsumer, i_convert_normal);
 $$;

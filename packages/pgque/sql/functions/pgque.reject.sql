@@ -7,7 +7,7 @@ create or replace function pgque.reject(i_batch_id bigint, i_msg pgque.message, 
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   ev record;

@@ -4,7 +4,7 @@ create or replace function pgque.set_tick_period_ms(p_period_ms integer)
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
   if p_period_ms is null or p_period_ms < 1 or p_period_ms > 1000 or 1000 % p_period_ms <> 0 then
@@ -47,14 +47,17 @@ create or replace function pgque.start()
 returns void
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   ticker_job bigint;
   maint_job bigint;
 begin
   if not exists (select 1 from pg_catalog.pg_extension where extname = 'pg_cron') then
-    raise exception 'pgque.start() requires the pg_cron extension; without it run a ticker process (e.g. the TypeScript Ticker service)';
+    -- the middle sentence is matched by PgQue clients and acceptance tests (SQLSTATE P0001)
+    raise exception 'pgque.start() schedules pg_cron jobs, but the pg_cron extension is not installed. '
+      'PgQue itself works without pg_cron: run a ticker process (the TypeScript Ticker service), '
+      'or call pgque.ticker() and pgque.maint() on a schedule of your own.';
   end if;
   perform pgque.stop();
   execute 'select cron.schedule_in_database($1, $2, $3, pg_catalog.current_database())'
@@ -75,7 +78,7 @@ create or replace function pgque.stop()
 returns void
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   job text;

@@ -5,7 +5,7 @@ create or replace function pgque.send(queue_name text, type_name text, payload t
 returns bigint
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
   return pgque.insert_event_raw(queue_name, null, pg_catalog.now(), null, null,
@@ -17,7 +17,7 @@ create or replace function pgque.send(queue_name text, type_name text, payload j
 returns bigint
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
   return pgque.insert_event_raw(queue_name, null, pg_catalog.now(), null, null,
@@ -29,7 +29,7 @@ create or replace function pgque.send(queue_name text, payload text)
 returns bigint
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
   return pgque.insert_event_raw(queue_name, null, pg_catalog.now(), null, null,
@@ -41,7 +41,7 @@ create or replace function pgque.send(queue_name text, payload jsonb)
 returns bigint
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
   return pgque.insert_event_raw(queue_name, null, pg_catalog.now(), null, null,

@@ -6,7 +6,7 @@ create or replace function pgque.send_batch(queue_name text, type_name text, pay
 returns bigint[]
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
   if payloads is null then
@@ -23,7 +23,7 @@ create or replace function pgque.send_batch(queue_name text, type_name text, pay
 returns bigint[]
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
   if payloads is null then
@@ -37,7 +37,7 @@ create or replace function pgque.send_batch(queue_name text, payloads text[])
 returns bigint[]
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
   return pgque.send_batch(queue_name, 'default', payloads);
@@ -48,7 +48,7 @@ create or replace function pgque.send_batch(queue_name text, payloads jsonb[])
 returns bigint[]
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
   return pgque.send_batch(queue_name, 'default', payloads);

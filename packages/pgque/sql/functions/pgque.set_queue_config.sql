@@ -6,7 +6,7 @@ create or replace function pgque.set_queue_config(x_queue_name text, x_param_nam
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   param text;

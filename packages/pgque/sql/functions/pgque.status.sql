@@ -4,7 +4,7 @@ returns setof record
 language plpgsql
 stable
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   cfg pgque.config;

@@ -10,7 +10,7 @@ create or replace function pgque.ticker(i_queue_name text)
 returns bigint
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   q pgque.queue;
@@ -33,7 +33,7 @@ begin
     raise exception 'Ticker has been paused for this queue';
   end if;
 
-  seq_now := pgque.seq_getval(q.queue_event_seq);
+  seq_now := pgque.seq_getval(pgque._queue_sequence(q.queue_id, 'id'));
   select * into last_tick from pgque.tick
    where tick_queue = q.queue_id order by tick_id desc limit 1;
   if found then
@@ -60,7 +60,7 @@ begin
     end if;
   end if;
 
-  new_tick := pg_catalog.nextval(q.queue_tick_seq);
+  new_tick := pg_catalog.nextval(pgque._queue_sequence(q.queue_id, 'tick')::regclass);
   insert into pgque.tick (tick_queue, tick_id, tick_event_seq)
   values (q.queue_id, new_tick, seq_now);
   perform pg_catalog.pg_notify('pgque_' || q.queue_name, new_tick::text);
@@ -74,7 +74,7 @@ create or replace function pgque.ticker()
 returns bigint
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   qname text;
@@ -100,7 +100,7 @@ create or replace function pgque.ticker(
 returns bigint
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   q pgque.queue;
@@ -130,8 +130,8 @@ begin
   end if;
   insert into pgque.tick (tick_queue, tick_id, tick_time, tick_event_seq)
   values (q.queue_id, i_tick_id, coalesce(i_orig_timestamp, pg_catalog.now()), i_event_seq);
-  perform pgque.seq_setval(q.queue_tick_seq, i_tick_id);
-  perform pgque.seq_setval(q.queue_event_seq, i_event_seq);
+  perform pgque.seq_setval(pgque._queue_sequence(q.queue_id, 'tick'), i_tick_id);
+  perform pgque.seq_setval(pgque._queue_sequence(q.queue_id, 'id'), i_event_seq);
   perform pg_catalog.pg_notify('pgque_' || q.queue_name, i_tick_id::text);
   return i_tick_id;
 end;

@@ -5,7 +5,7 @@ create or replace function pgque.touch_subconsumer(i_queue text, i_consumer text
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   touched int;

@@ -16,7 +16,7 @@ begin
   for n in 0 .. q.queue_ntables - 1 loop
     execute pg_catalog.format(
       'alter table %s set (fillfactor = 100, autovacuum_enabled = off, toast.autovacuum_enabled = off)',
-      q.queue_data_pfx || '_' || n);
+      pgque._event_table(q.queue_id, n));
   end loop;
   return 1;
 end;

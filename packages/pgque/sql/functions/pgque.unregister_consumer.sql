@@ -8,7 +8,7 @@ create or replace function pgque.unregister_consumer(x_queue_name text, x_consum
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   sub pgque.subscription;
@@ -59,7 +59,7 @@ create or replace function pgque.unsubscribe(queue text, consumer text)
 returns integer
 language sql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   select pgque.unregister_consumer(queue, consumer);
 $$;

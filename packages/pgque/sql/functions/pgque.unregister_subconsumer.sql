@@ -9,7 +9,7 @@ create or replace function pgque.unregister_subconsumer(
 returns integer
 language plpgsql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   main pgque.subscription;
@@ -77,7 +77,7 @@ create or replace function pgque.unsubscribe_subconsumer(
 returns integer
 language sql
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   select pgque.unregister_subconsumer(i_queue, i_consumer, i_subconsumer, i_batch_handling);
 $$;

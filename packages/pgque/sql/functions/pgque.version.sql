@@ -4,7 +4,7 @@ returns text
 language sql
 immutable
 security definer
-set search_path = pgque, pg_catalog
+set search_path = pgque, pg_catalog, pg_temp
 as $$
   select '0.2.0'::text;
 $$;
