@@ -11,9 +11,15 @@ export interface AlertRow {
   message: string;
   created_at: Date;
   read_at: Date | null;
+  /** The ticket's subject now (the message keeps the one of the alert's time). */
+  ticket_subject: string;
+  /** The agent's name; null for an alert to everyone. */
+  agent_name: string | null;
 }
 
-const COLUMNS = 'id, alert_type, alert_id, ticket_id, agent_id, message, created_at, read_at';
+const COLUMNS = `a.id, a.alert_type, a.alert_id, a.ticket_id, a.agent_id, a.message, a.created_at,
+  a.read_at, t.subject as ticket_subject,
+  (select g.name from stega.agents g where g.id = a.agent_id) as agent_name`;
 
 function alertOf(row: Record<string, unknown>): AlertRow {
   return {
@@ -25,6 +31,8 @@ function alertOf(row: Record<string, unknown>): AlertRow {
     message: String(row.message),
     created_at: row.created_at as Date,
     read_at: (row.read_at as Date | null) ?? null,
+    ticket_subject: String(row.ticket_subject ?? ''),
+    agent_name: (row.agent_name as string | null) ?? null,
   };
 }
 
@@ -40,11 +48,11 @@ export interface AlertFilter {
 /** In-app alerts, newest first. */
 export async function alertList(db: Queryable, filter: AlertFilter): Promise<AlertRow[]> {
   const { rows } = await db.query(
-    `select ${COLUMNS} from stega.alerts
-      where ($1::bigint is null or agent_id = $1 or agent_id is null)
-        and ($2::bigint is null or ticket_id = $2)
-        and ($3::boolean is null or (read_at is null) = $3)
-      order by created_at desc, id desc
+    `select ${COLUMNS} from stega.alerts a join stega.tickets t on t.id = a.ticket_id
+      where ($1::bigint is null or a.agent_id = $1 or a.agent_id is null)
+        and ($2::bigint is null or a.ticket_id = $2)
+        and ($3::boolean is null or (a.read_at is null) = $3)
+      order by a.created_at desc, a.id desc
       limit $4 offset $5`,
     [
       filter.agent_id ?? null,
@@ -58,8 +66,36 @@ export async function alertList(db: Queryable, filter: AlertFilter): Promise<Ale
 }
 
 export async function alertGet(db: Queryable, id: number): Promise<AlertRow | undefined> {
-  const { rows } = await db.query(`select ${COLUMNS} from stega.alerts where id = $1`, [id]);
+  const { rows } = await db.query(
+    `select ${COLUMNS} from stega.alerts a join stega.tickets t on t.id = a.ticket_id
+      where a.id = $1`,
+    [id],
+  );
   return rows[0] ? alertOf(rows[0]) : undefined;
+}
+
+/** How many alerts are unread for this agent (with those for everyone), or for all when null. */
+export async function alertCountUnread(db: Queryable, agentId: number | null): Promise<number> {
+  const { rows } = await db.query(
+    `select count(*) as n from stega.alerts
+      where read_at is null and ($1::bigint is null or agent_id = $1 or agent_id is null)`,
+    [agentId],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** Marks every unread alert of this agent (and those for everyone; all when null) read. */
+export async function alertMarkAllRead(
+  db: Queryable,
+  agentId: number | null,
+  now: Date,
+): Promise<number> {
+  const { rowCount } = await db.query(
+    `update stega.alerts set read_at = $2
+      where read_at is null and ($1::bigint is null or agent_id = $1 or agent_id is null)`,
+    [agentId, now],
+  );
+  return rowCount ?? 0;
 }
 
 /** Marks an alert read (the first read time is kept); undefined when the id is unknown. */
@@ -69,7 +105,9 @@ export async function alertMarkRead(
   now: Date,
 ): Promise<AlertRow | undefined> {
   const { rows } = await db.query(
-    `update stega.alerts set read_at = coalesce(read_at, $2) where id = $1 returning ${COLUMNS}`,
+    `with a as (
+       update stega.alerts set read_at = coalesce(read_at, $2) where id = $1 returning *)
+     select ${COLUMNS} from a join stega.tickets t on t.id = a.ticket_id`,
     [id, now],
   );
   return rows[0] ? alertOf(rows[0]) : undefined;

@@ -12,6 +12,7 @@ import { resolveAdminToken } from '../services/admin-token.js';
 import type { ServiceContext } from '../services/context.js';
 import { registerAuth } from './auth.js';
 import { handleError, handleNotFound } from './errors.js';
+import { installValidationMessages } from './messages.js';
 import { agentRoutes } from './routes/agents.js';
 import { alertRoutes } from './routes/alerts.js';
 import { calendarRoutes } from './routes/calendars.js';
@@ -48,6 +49,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     now,
     warningShare: deps.config.slaWarningShare,
   };
+  installValidationMessages();
   const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

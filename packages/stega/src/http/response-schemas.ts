@@ -191,7 +191,12 @@ export const alertOut = z.object({
   message: z.string(),
   created_at: z.date(),
   read_at: nullableDate,
+  ticket_subject: z.string(),
+  agent_name: z.string().nullable(),
 });
+
+/** GET /api/alerts: a page of alerts and how many the token has unread in all. */
+export const alertPageOut = z.object({ items: z.array(alertOut), unread: z.number().int() });
 
 const figures = {
   created: z.number(),

@@ -1,8 +1,10 @@
 import {
   type AlertFilter,
   type AlertRow,
+  alertCountUnread,
   alertGet,
   alertList,
+  alertMarkAllRead,
   alertMarkRead,
 } from '../db/alerts.js';
 import type { Actor, ServiceContext } from './context.js';
@@ -16,9 +18,21 @@ export async function listAlerts(
   ctx: ServiceContext,
   actor: Actor,
   filter: AlertFilter,
-): Promise<AlertRow[]> {
+): Promise<{ items: AlertRow[]; unread: number }> {
   const scoped = actor.agentId !== null ? { ...filter, agent_id: actor.agentId } : filter;
-  return alertList(ctx.pool, scoped);
+  const [items, unread] = await Promise.all([
+    alertList(ctx.pool, scoped),
+    alertCountUnread(ctx.pool, scoped.agent_id ?? null),
+  ]);
+  return { items, unread };
+}
+
+/**
+ * Marks every unread alert the actor sees read (an alert for everyone is read for everyone).
+ * Returns how many changed.
+ */
+export async function markAllAlertsRead(ctx: ServiceContext, actor: Actor): Promise<number> {
+  return alertMarkAllRead(ctx.pool, actor.agentId, ctx.now());
 }
 
 /** Marks an alert read. @throws NotFoundError (also for another agent's alert). */

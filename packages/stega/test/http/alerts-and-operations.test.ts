@@ -150,8 +150,17 @@ describe('breaches, alerts, reports and operations through the HTTP API', async 
     expect(read.body).toMatchObject({ id: mine, read_at: '2026-03-02T10:00:00.000Z' });
     const unread = await t.as(anaToken, { method: 'GET', url: '/api/alerts?unread=true' });
     expect(unread.body.items.map((a: any) => a.id)).toEqual([everyone]);
+    expect(unread.body.unread).toBe(1);
+    expect(unread.body.items[0].ticket_subject).toEqual(expect.any(String));
     const others = await t.as(anaToken, { method: 'POST', url: `/api/alerts/${bos}/read` });
     expect(others.status).toBe(404);
+    expect((await t.admin({ method: 'GET', url: '/api/alerts' })).body.unread).toBe(2);
+
+    const marked = await t.as(anaToken, { method: 'POST', url: '/api/alerts/read' });
+    expect(marked.body).toEqual({ marked: 1 });
+    expect((await t.as(anaToken, { method: 'GET', url: '/api/alerts' })).body.unread).toBe(0);
+    // Bo's own alert is still unread for Bo (and for the admin, who sees every alert)
+    expect((await t.admin({ method: 'GET', url: '/api/alerts' })).body.unread).toBe(1);
   });
 
   it('lists and shows reports, and enqueues one on demand', async () => {

@@ -10,10 +10,15 @@ describe('bad input, unknown ids and auth', async () => {
   let ticketId: number;
 
   beforeAll(async () => {
+    const agent = await t.admin({
+      method: 'POST',
+      url: '/api/agents',
+      payload: { name: 'Helper Bot', email: 'helper-bot@example.test' },
+    });
     const token = await t.admin({
       method: 'POST',
       url: '/api/tokens',
-      payload: { name: 'helper bot', role: 'agent' },
+      payload: { name: 'helper bot', role: 'agent', agent_id: agent.body.id },
     });
     agentToken = token.body.token;
     const ticket = await t.admin({
@@ -335,6 +340,15 @@ describe('bad input, unknown ids and auth', async () => {
       expect(paths(dup.body)).toEqual(['email']);
       const token = await post('/api/tokens', { name: '', role: 'root', agent_id: 0 });
       expect(paths(token.body).sort()).toEqual(['agent_id', 'name', 'role']);
+      const noAgent = await post('/api/tokens', { name: 'orphan', role: 'agent' });
+      expect(noAgent.status).toBe(400);
+      expect(paths(noAgent.body)).toEqual(['agent_id']);
+      const nullAgent = await post('/api/tokens', {
+        name: 'orphan',
+        role: 'agent',
+        agent_id: null,
+      });
+      expect(paths(nullAgent.body)).toEqual(['agent_id']);
       const report = await post('/api/reports', {
         period_start: '2026-03-09T00:00:00Z',
         period_end: '2026-03-02T00:00:00Z',

@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, onUnauthorized } from './api.js';
+import { AgentsPage } from './pages/agents.js';
 import { CalendarEditPage, CalendarsPage } from './pages/calendars.js';
+import { AlertBell, InboxPage } from './pages/inbox.js';
 import { NotFoundPage } from './pages/not-found.js';
 import { OperationsPage } from './pages/operations.js';
 import { PoliciesPage, PolicyEditPage } from './pages/policies.js';
@@ -17,6 +19,7 @@ const NAV = [
   { to: '/tickets', label: 'Tickets', admin: false },
   { to: '/policies', label: 'SLA policies', admin: false },
   { to: '/calendars', label: 'Calendars', admin: false },
+  { to: '/agents', label: 'Agents', admin: true },
   { to: '/operations', label: 'Operations', admin: true },
   { to: '/reports', label: 'Reports', admin: false },
 ];
@@ -105,6 +108,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           </ul>
         </nav>
         <div className="who">
+          <AlertBell current={path === '/inbox'} />
           <span>
             {session.name} <span className="muted">({session.role})</span>
           </span>
@@ -141,6 +145,8 @@ function Page({ path, session }: { path: string; session: Session }) {
   if (path === '/calendars/new') return <CalendarEditPage admin={admin} />;
   params = match('/calendars/:id', path);
   if (params) return <CalendarEditPage id={Number(params.id)} admin={admin} />;
+  if (path === '/inbox') return <InboxPage session={session} />;
+  if (path === '/agents') return admin ? <AgentsPage /> : <NotFoundPage forbidden />;
   if (path === '/operations') return admin ? <OperationsPage /> : <NotFoundPage forbidden />;
   if (path === '/reports') return <ReportsPage admin={admin} />;
   params = match('/reports/:id', path);

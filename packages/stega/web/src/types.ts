@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type {
   agentOut,
+  alertPageOut,
   calendarOut,
   deadLetterOut,
   policyOut,
@@ -9,6 +10,7 @@ import type {
   reportOut,
   ticketDetailOut,
   ticketListOut,
+  tokenOut,
 } from '../../src/http/response-schemas.js';
 import type {
   deliverySeriesOut,
@@ -39,6 +41,9 @@ export type Clock = TicketDetail['clocks'][number];
 export type Breach = TicketDetail['breaches'][number];
 export type Delivery = TicketDetail['deliveries'][number];
 export type Agent = Out<typeof agentOut>;
+export type AlertPage = Out<typeof alertPageOut>;
+export type Alert = AlertPage['items'][number];
+export type Token = Out<typeof tokenOut>;
 export type Calendar = Out<typeof calendarOut>;
 export type Policy = Out<typeof policyOut>;
 export type Queue = Out<typeof queueOut>;

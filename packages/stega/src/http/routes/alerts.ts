@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { listAlerts, markAlertRead } from '../../services/alerts.js';
+import { listAlerts, markAlertRead, markAllAlertsRead } from '../../services/alerts.js';
 import { listBreaches } from '../../services/breaches.js';
 import type { ServiceContext } from '../../services/context.js';
 import { actorOf } from '../auth.js';
-import { alertOut, breachOut, itemsOf } from '../response-schemas.js';
+import { alertOut, alertPageOut, breachOut, itemsOf } from '../response-schemas.js';
 import { errors, idParams, pageQuery, queryBoolean } from '../schemas.js';
 
 const id = z.coerce.number().int().positive();
@@ -44,12 +44,25 @@ export function alertRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
       {
         schema: {
           tags: ['alerts'],
-          summary: "In-app alerts, newest first (an agent's token sees its own and broadcast ones)",
+          summary:
+            "In-app alerts, newest first, with `unread`: how many are unread (an agent's token sees its own and those for everyone)",
           querystring: alertQuery,
-          response: { 200: itemsOf(alertOut), ...errors },
+          response: { 200: alertPageOut, ...errors },
         },
       },
-      async (request) => ({ items: await listAlerts(ctx, actorOf(request), request.query) }),
+      async (request) => listAlerts(ctx, actorOf(request), request.query),
+    );
+
+    app.post(
+      '/api/alerts/read',
+      {
+        schema: {
+          tags: ['alerts'],
+          summary: 'Mark every unread alert the token sees read; `marked`: how many',
+          response: { 200: z.object({ marked: z.number().int() }), ...errors },
+        },
+      },
+      async (request) => ({ marked: await markAllAlertsRead(ctx, actorOf(request)) }),
     );
 
     app.post(

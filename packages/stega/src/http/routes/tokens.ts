@@ -5,11 +5,16 @@ import { createToken, listTokens, revokeToken } from '../../services/tokens.js';
 import { itemsOf, tokenOut } from '../response-schemas.js';
 import { errors, idParams, text } from '../schemas.js';
 
-const createBody = z.strictObject({
-  name: text(200),
-  role: z.enum(['agent', 'admin']),
-  agent_id: z.number().int().positive().nullable().optional(),
-});
+const createBody = z
+  .strictObject({
+    name: text(200),
+    role: z.enum(['agent', 'admin']),
+    agent_id: z.number().int().positive().nullable().optional(),
+  })
+  .refine((body) => body.role !== 'agent' || body.agent_id != null, {
+    path: ['agent_id'],
+    error: 'an agent token belongs to an agent: give the agent',
+  });
 
 /** API tokens (admin only). The plain token is returned once, at creation. */
 export function tokenRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
@@ -33,7 +38,8 @@ export function tokenRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
         config: { access: 'admin' },
         schema: {
           tags: ['auth'],
-          summary: 'Create an API token; `token` is shown this once',
+          summary:
+            "Create an API token; `token` is shown this once. An agent token needs `agent_id`; an admin token may name one (its replies are that agent's)",
           body: createBody,
           response: { 201: tokenOut.extend({ token: z.string() }), ...errors },
         },

@@ -21,6 +21,8 @@ export interface FieldAria {
 interface FieldProps {
   /** The API's name for the field (its issue path): also gives the input's id. */
   path: string;
+  /** Keeps ids unique when a page has several forms with the same fields. */
+  idPrefix?: string;
   label: ReactNode;
   issues: Issue[];
   hint?: ReactNode;
@@ -31,8 +33,17 @@ interface FieldProps {
 }
 
 /** A labelled input with its hint and, from the API's 400, its error right beneath it. */
-export function Field({ path, label, issues, hint, hintAfter, className, children }: FieldProps) {
-  const id = fieldId(path);
+export function Field({
+  path,
+  idPrefix,
+  label,
+  issues,
+  hint,
+  hintAfter,
+  className,
+  children,
+}: FieldProps) {
+  const id = fieldId(idPrefix ? `${idPrefix}.${path}` : path);
   const error = issueAt(issues, path);
   const described = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean);
   return (
@@ -76,6 +87,31 @@ function focusField(event: MouseEvent<HTMLAnchorElement>) {
   target.scrollIntoView({ block: 'center' });
 }
 
+/**
+ * The words for an issue's field: the label of its input on the page (or of its nearest
+ * parent's), else the path made readable (`resolution_minutes` -> `Resolution minutes`).
+ */
+export function fieldLabel(path: string): string {
+  for (let p = path; p; p = p.replace(/(\[\d+\]|\.[^.[]+)$/, '')) {
+    const found = document.querySelector(`label[for="${fieldId(p)}"]`);
+    const text = found?.textContent?.trim();
+    if (text) return text;
+    if (!/(\[\d+\]|\.[^.[]+)$/.test(p)) break;
+  }
+  return readablePath(path);
+}
+
+function readablePath(path: string): string {
+  if (path === '(body)' || path === '(root)') return 'The request';
+  const words = path
+    .replace(/\[(\d+)\]/g, (_, n: string) => ` ${Number(n) + 1}`)
+    .split('.')
+    .map((part) => part.replace(/_id\b/, '').replace(/_/g, ' ').trim())
+    .filter(Boolean)
+    .join(', ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
 export function FieldError({ id, message }: { id: string; message: string | undefined }) {
   if (!message) return null;
   return (
@@ -115,10 +151,10 @@ export function ErrorSummary({
             <li key={`${issue.path}:${issue.message}`}>
               {knownPaths?.(issue.path) !== false ? (
                 <a href={`#${fieldId(issue.path)}`} data-path={issue.path} onClick={focusField}>
-                  {issue.path}: {issue.message}
+                  {fieldLabel(issue.path)}: {issue.message}
                 </a>
               ) : (
-                `${issue.path}: ${issue.message}`
+                `${fieldLabel(issue.path)}: ${issue.message}`
               )}
             </li>
           ))}

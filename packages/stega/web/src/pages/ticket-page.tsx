@@ -14,6 +14,7 @@ import { formatDateTime, formatMinutes, label } from '../format.js';
 import { useNow, usePoll, useTitle } from '../hooks.js';
 import { Link } from '../router.js';
 import {
+  type Agent,
   type Breach,
   type Clock,
   NEXT_STATUSES,
@@ -336,12 +337,32 @@ function Comments({
   const [publicReply, setPublicReply] = useState(true);
   const [issues, setIssues] = useState<Issue[]>([]);
   const [busy, setBusy] = useState(false);
+  // a token of no agent (the configured admin token) picks the agent it writes as
+  const picksAgent = session.agent_id === null;
+  const agents = usePoll(
+    (signal) =>
+      picksAgent
+        ? api<{ items: Agent[] }>('GET', '/api/agents', undefined, { signal })
+        : Promise.resolve({ items: [] as Agent[] }),
+    60_000,
+  );
+  const [chosen, setChosen] = useState<string | undefined>(() => readReplyAs());
+  const agentList = agents.data?.items ?? [];
+  const replyAs =
+    chosen !== undefined && (chosen === '' || agentList.some((a) => String(a.id) === chosen))
+      ? chosen
+      : String(agentList[0]?.id ?? '');
+  const replyAgent = agentList.find((a) => String(a.id) === replyAs);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setBusy(true);
     setIssues([]);
     try {
-      await api('POST', `/api/tickets/${ticket.id}/comments`, { body, public_reply: publicReply });
+      await api('POST', `/api/tickets/${ticket.id}/comments`, {
+        body,
+        public_reply: publicReply,
+        ...(picksAgent && replyAs !== '' ? { agent_id: Number(replyAs) } : {}),
+      });
       setBody('');
       onAdded();
     } catch (error) {
@@ -368,15 +389,42 @@ function Comments({
         ))}
       </ol>
       <form onSubmit={submit} noValidate className="form">
+        {picksAgent ? (
+          <Field
+            path="agent_id"
+            label="Reply as"
+            issues={issues}
+            className="reply-as"
+            hint={
+              replyAgent
+                ? `As ${replyAgent.name}: the first public reply is the ticket’s first response.`
+                : 'As no agent: a comment of yours is not a first response.'
+            }
+          >
+            {(aria) => (
+              <select
+                {...aria}
+                value={replyAs}
+                onChange={(e) => {
+                  setChosen(e.target.value);
+                  saveReplyAs(e.target.value);
+                }}
+              >
+                {agentList.map((a) => (
+                  <option key={a.id} value={String(a.id)}>
+                    {a.name}
+                  </option>
+                ))}
+                <option value="">No agent ({session.name})</option>
+              </select>
+            )}
+          </Field>
+        ) : null}
         <Field
           path="body"
           label="Add a comment"
           issues={issues}
-          hint={
-            session.agent_id === null
-              ? 'You comment as the token holder; an agent token’s first public reply stops the first-response clock.'
-              : 'Your first public reply stops the first-response clock.'
-          }
+          hint={picksAgent ? undefined : 'Your first public reply is the ticket’s first response.'}
         >
           {(aria) => (
             <textarea {...aria} rows={3} value={body} onChange={(e) => setBody(e.target.value)} />
@@ -398,6 +446,25 @@ function Comments({
       </form>
     </Section>
   );
+}
+
+const REPLY_AS = 'stega.replyAs';
+
+/** The agent a token of no agent last chose to reply as ('' for none), kept per browser. */
+function readReplyAs(): string | undefined {
+  try {
+    return localStorage.getItem(REPLY_AS) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function saveReplyAs(value: string): void {
+  try {
+    localStorage.setItem(REPLY_AS, value);
+  } catch {
+    // storage may be unavailable (private mode); the choice then lasts for the page
+  }
 }
 
 export function channelLabel(channel: string): string {

@@ -1,0 +1,323 @@
+import { type FormEvent, useState } from 'react';
+import { api } from '../api.js';
+import { Field } from '../components/field.js';
+import { LoadState, Section, TableRegion } from '../components/layout.js';
+import { SaveFeedback } from '../components/save-feedback.js';
+import { formatDateTime } from '../format.js';
+import { useSave } from '../hooks/use-save.js';
+import { usePoll, useTitle } from '../hooks.js';
+import type { Agent, Token } from '../types.js';
+
+/** Agents and API tokens (admin): add and rename agents, issue and revoke tokens. */
+export function AgentsPage() {
+  useTitle('Agents and tokens');
+  const agents = usePoll(
+    (signal) => api<{ items: Agent[] }>('GET', '/api/agents', undefined, { signal }),
+    30_000,
+  );
+  const tokens = usePoll(
+    (signal) => api<{ items: Token[] }>('GET', '/api/tokens', undefined, { signal }),
+    30_000,
+  );
+  const agentList = agents.data?.items ?? [];
+  return (
+    <div className="page">
+      <h1>Agents and tokens</h1>
+      <p className="muted">
+        Agents answer tickets and receive alerts. Each agent signs in with an agent token; an admin
+        token may belong to an agent too, and then its replies are that agent’s.
+      </p>
+      <Section id="agents" title={`Agents (${agentList.length})`}>
+        <LoadState
+          loading={agents.loading}
+          error={agents.error}
+          empty={agentList.length === 0}
+          emptyText="No agent yet."
+        />
+        {agentList.length > 0 ? (
+          <TableRegion label="Agents">
+            <table className="responsive">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Email</th>
+                  <th scope="col">Since</th>
+                  <th scope="col">Change</th>
+                </tr>
+              </thead>
+              <tbody>
+                {agentList.map((a) => (
+                  <AgentRow key={a.id} agent={a} onSaved={agents.refresh} />
+                ))}
+              </tbody>
+            </table>
+          </TableRegion>
+        ) : null}
+        <NewAgent onCreated={agents.refresh} />
+      </Section>
+      <Section id="tokens" title="API tokens">
+        <LoadState
+          loading={tokens.loading}
+          error={tokens.error}
+          empty={(tokens.data?.items.length ?? 0) === 0}
+          emptyText="No stored token yet (the admin token of the configuration is not listed)."
+        />
+        {(tokens.data?.items.length ?? 0) > 0 ? (
+          <TableRegion label="API tokens">
+            <table className="responsive">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Role</th>
+                  <th scope="col">Agent</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">State</th>
+                </tr>
+              </thead>
+              <tbody>
+                {tokens.data?.items.map((t) => (
+                  <tr key={t.id} data-token-id={t.id}>
+                    <td data-label="Name">{t.name}</td>
+                    <td data-label="Role">{t.role === 'admin' ? 'Admin' : 'Agent'}</td>
+                    <td data-label="Agent">{t.agent_name ?? '—'}</td>
+                    <td data-label="Created">{formatDateTime(t.created_at)}</td>
+                    <td data-label="State">
+                      {t.revoked_at ? (
+                        `Revoked ${formatDateTime(t.revoked_at)}`
+                      ) : (
+                        <RevokeButton token={t} onRevoked={tokens.refresh} />
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableRegion>
+        ) : null}
+        <NewToken agents={agentList} onCreated={tokens.refresh} />
+      </Section>
+    </div>
+  );
+}
+
+function AgentRow({ agent, onSaved }: { agent: Agent; onSaved: () => void }) {
+  const [editing, setEditing] = useState(false);
+  const [name, setName] = useState(agent.name);
+  const [email, setEmail] = useState(agent.email);
+  const save = useSave();
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    await save.run(async () => {
+      await api('PATCH', `/api/agents/${agent.id}`, { name, email });
+      setEditing(false);
+      onSaved();
+    });
+  };
+  if (!editing) {
+    return (
+      <tr data-agent-id={agent.id}>
+        <td data-label="Name">{agent.name}</td>
+        <td data-label="Email" className="break">
+          {agent.email}
+        </td>
+        <td data-label="Since">{formatDateTime(agent.created_at)}</td>
+        <td data-label="Change">
+          <button type="button" className="secondary small" onClick={() => setEditing(true)}>
+            Edit {agent.name}
+          </button>
+        </td>
+      </tr>
+    );
+  }
+  const prefix = `agent-${agent.id}`;
+  return (
+    <tr data-agent-id={agent.id}>
+      <td colSpan={4}>
+        <form onSubmit={submit} noValidate className="form inline-form" id={prefix}>
+          <SaveFeedback save={save} knownPaths={() => false} />
+          <div className="row">
+            <Field path="name" idPrefix={prefix} label="Name" issues={save.issues}>
+              {(aria) => <input {...aria} value={name} onChange={(e) => setName(e.target.value)} />}
+            </Field>
+            <Field path="email" idPrefix={prefix} label="Email" issues={save.issues}>
+              {(aria) => (
+                <input
+                  {...aria}
+                  type="email"
+                  value={email}
+                  onChange={(e) => setEmail(e.target.value)}
+                />
+              )}
+            </Field>
+          </div>
+          <div className="actions">
+            <button type="submit" className="primary" disabled={save.busy}>
+              Save agent
+            </button>
+            <button type="button" className="secondary" onClick={() => setEditing(false)}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      </td>
+    </tr>
+  );
+}
+
+function NewAgent({ onCreated }: { onCreated: () => void }) {
+  const [name, setName] = useState('');
+  const [email, setEmail] = useState('');
+  const save = useSave();
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    await save.run(async () => {
+      const agent = await api<Agent>('POST', '/api/agents', { name, email });
+      setName('');
+      setEmail('');
+      save.setSaved(`Agent ${agent.name} added.`);
+      onCreated();
+    });
+  };
+  return (
+    <form onSubmit={submit} noValidate className="form" aria-label="New agent">
+      <h3>Add an agent</h3>
+      <SaveFeedback save={save} knownPaths={() => false} />
+      <div className="row">
+        <Field path="name" idPrefix="new-agent" label="Agent name" issues={save.issues}>
+          {(aria) => <input {...aria} value={name} onChange={(e) => setName(e.target.value)} />}
+        </Field>
+        <Field path="email" idPrefix="new-agent" label="Agent email" issues={save.issues}>
+          {(aria) => (
+            <input
+              {...aria}
+              type="email"
+              value={email}
+              onChange={(e) => setEmail(e.target.value)}
+            />
+          )}
+        </Field>
+      </div>
+      <div className="actions">
+        <button type="submit" className="primary" disabled={save.busy}>
+          Add agent
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function NewToken({ agents, onCreated }: { agents: Agent[]; onCreated: () => void }) {
+  const [name, setName] = useState('');
+  const [role, setRole] = useState<'agent' | 'admin'>('agent');
+  const [agentId, setAgentId] = useState('');
+  const [issued, setIssued] = useState<{ name: string; token: string } | undefined>();
+  const save = useSave();
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setIssued(undefined);
+    await save.run(async () => {
+      const created = await api<Token & { token: string }>('POST', '/api/tokens', {
+        name,
+        role,
+        agent_id: agentId === '' ? null : Number(agentId),
+      });
+      setIssued({ name: created.name, token: created.token });
+      setName('');
+      onCreated();
+    });
+  };
+  return (
+    <form onSubmit={submit} noValidate className="form" aria-label="New API token">
+      <h3>Issue a token</h3>
+      <SaveFeedback save={save} knownPaths={() => false} />
+      {issued ? (
+        <div className="notice ok" role="status">
+          <p>
+            Token <strong>{issued.name}</strong> issued. Copy it now: it is shown this once.
+          </p>
+          <p>
+            <code className="token" data-testid="issued-token">
+              {issued.token}
+            </code>
+          </p>
+        </div>
+      ) : null}
+      <div className="row">
+        <Field
+          path="name"
+          idPrefix="new-token"
+          label="Token name"
+          issues={save.issues}
+          hint="e.g. “Ana’s laptop”."
+        >
+          {(aria) => <input {...aria} value={name} onChange={(e) => setName(e.target.value)} />}
+        </Field>
+        <Field path="role" idPrefix="new-token" label="Role" issues={save.issues}>
+          {(aria) => (
+            <select
+              {...aria}
+              value={role}
+              onChange={(e) => setRole(e.target.value as 'agent' | 'admin')}
+            >
+              <option value="agent">Agent</option>
+              <option value="admin">Admin</option>
+            </select>
+          )}
+        </Field>
+        <Field
+          path="agent_id"
+          idPrefix="new-token"
+          label="Agent"
+          issues={save.issues}
+          hint={role === 'agent' ? 'An agent token belongs to an agent.' : 'Optional.'}
+        >
+          {(aria) => (
+            <select {...aria} value={agentId} onChange={(e) => setAgentId(e.target.value)}>
+              <option value="">{role === 'agent' ? 'Choose an agent…' : 'No agent'}</option>
+              {agents.map((a) => (
+                <option key={a.id} value={String(a.id)}>
+                  {a.name}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+      </div>
+      <div className="actions">
+        <button type="submit" className="primary" disabled={save.busy}>
+          Issue token
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function RevokeButton({ token, onRevoked }: { token: Token; onRevoked: () => void }) {
+  const [confirming, setConfirming] = useState(false);
+  if (!confirming) {
+    return (
+      <button type="button" className="secondary small" onClick={() => setConfirming(true)}>
+        Revoke {token.name}
+      </button>
+    );
+  }
+  return (
+    <span className="confirm">
+      Revoke now?{' '}
+      <button
+        type="button"
+        className="danger small"
+        onClick={async () => {
+          await api('DELETE', `/api/tokens/${token.id}`);
+          setConfirming(false);
+          onRevoked();
+        }}
+      >
+        Yes, revoke
+      </button>{' '}
+      <button type="button" className="secondary small" onClick={() => setConfirming(false)}>
+        No
+      </button>
+    </span>
+  );
+}

@@ -1,0 +1,133 @@
+import { useState } from 'react';
+import { LoadState } from '../components/layout.js';
+import { formatDateTime, label } from '../format.js';
+import { useTitle } from '../hooks.js';
+import { Link } from '../router.js';
+import { markRead, useAlerts } from '../state/alerts.js';
+import type { Session } from '../types.js';
+
+/** The signed-in token's in-app alerts (an admin sees everyone's), newest first, live. */
+export function InboxPage({ session }: { session: Session }) {
+  useTitle('Inbox');
+  const page = useAlerts();
+  const [onlyUnread, setOnlyUnread] = useState(false);
+  const [error, setError] = useState<Error | undefined>();
+  const items = (page?.items ?? []).filter((a) => !onlyUnread || a.read_at === null);
+  const act = async (id?: number) => {
+    setError(undefined);
+    try {
+      await markRead(id);
+    } catch (e) {
+      setError(e as Error);
+    }
+  };
+  return (
+    <div className="page">
+      <div className="page-head">
+        <h1>Inbox</h1>
+        {page && page.unread > 0 ? (
+          <button type="button" className="secondary" onClick={() => act()}>
+            Mark all read
+          </button>
+        ) : null}
+      </div>
+      <p className="muted">
+        {session.agent_id === null
+          ? 'Every in-app alert: those for an agent and those for the team.'
+          : 'Alerts for you and for the whole team.'}
+      </p>
+      <div className="list-status">
+        <p role="status" aria-live="polite" aria-atomic="true">
+          {page ? `${page.unread} unread` : ''}
+        </p>
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={onlyUnread}
+            onChange={(e) => setOnlyUnread(e.target.checked)}
+          />
+          Only unread
+        </label>
+      </div>
+      {error ? (
+        <p className="notice error" role="alert">
+          {error.message}
+        </p>
+      ) : null}
+      <LoadState
+        loading={!page}
+        error={undefined}
+        empty={items.length === 0}
+        emptyText={onlyUnread ? 'Nothing unread.' : 'No alert yet.'}
+      />
+      {items.length > 0 ? (
+        <ul className="inbox" aria-label="Alerts">
+          {items.map((a) => (
+            <li
+              key={a.id}
+              className={a.read_at === null ? 'inbox-item unread' : 'inbox-item'}
+              data-alert-id={a.id}
+            >
+              <div>
+                <p className="inbox-title">
+                  <span className={`badge alert-${a.alert_type}`}>
+                    {a.alert_type === 'breach' ? 'Breach' : 'Warning'}
+                  </span>{' '}
+                  <Link to={`/tickets/${a.ticket_id}`}>
+                    #{a.ticket_id} {a.ticket_subject}
+                  </Link>
+                </p>
+                <p className="small muted">
+                  {a.message} · {formatDateTime(a.created_at)} ·{' '}
+                  {a.agent_id === null
+                    ? 'for the team'
+                    : a.agent_id === session.agent_id
+                      ? 'for you'
+                      : `for ${a.agent_name ?? 'an agent'}`}
+                  {a.read_at ? ` · read ${formatDateTime(a.read_at)}` : ''}
+                </p>
+              </div>
+              {a.read_at === null ? (
+                <button
+                  type="button"
+                  className="secondary small"
+                  onClick={() => act(a.id)}
+                  aria-label={`Mark read: ${label(a.alert_type)} on #${a.ticket_id}`}
+                >
+                  Mark read
+                </button>
+              ) : null}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </div>
+  );
+}
+
+/** The header's bell: the unread count, live, linking to the inbox. */
+export function AlertBell({ current }: { current: boolean }) {
+  const page = useAlerts();
+  const unread = page?.unread ?? 0;
+  return (
+    <Link
+      to="/inbox"
+      className="bell"
+      aria-current={current ? 'page' : undefined}
+      aria-label={`Inbox, ${unread} unread`}
+      data-unread={unread}
+    >
+      <svg aria-hidden="true" viewBox="0 0 24 24" width="20" height="20" className="bell-icon">
+        <path
+          d="M12 22a2.5 2.5 0 0 0 2.45-2h-4.9A2.5 2.5 0 0 0 12 22Zm7-6V11a7 7 0 0 0-5.5-6.84V3a1.5 1.5 0 0 0-3 0v1.16A7 7 0 0 0 5 11v5l-2 2v1h18v-1l-2-2Z"
+          fill="currentColor"
+        />
+      </svg>
+      {unread > 0 ? (
+        <span className="bell-count" aria-hidden="true">
+          {unread > 99 ? '99+' : unread}
+        </span>
+      ) : null}
+    </Link>
+  );
+}
