@@ -1,9 +1,20 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { loadConfig } from '../../src/config.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
@@ -32,56 +43,184 @@ interface Service {
   healthcheck?: { test: string[] | string; disable?: boolean };
   volumes?: string[];
 }
+type Resolved = { services: Record<string, Service>; volumes?: Record<string, unknown> };
 
 /**
- * deploy/compose.yaml through Debian's docker-compose (`config` validates the file against
- * the Compose schema and interpolates it), and the Dockerfile's structure. No container
- * engine runs here; .ci/run installs docker-compose.
+ * The Compose Specification's JSON schema, as the npm package dclint ships it (its
+ * schemas/compose.schema.json is the specification's compose-spec.json).
  */
-describe('deploy/compose.yaml and deploy/Dockerfile', () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'stega-compose-'));
-  const emptyEnvFile = path.join(dir, 'empty.env');
-  writeFileSync(emptyEnvFile, '');
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+function composeSchema(): object {
+  const entry = createRequire(import.meta.url).resolve('dclint');
+  let dir = path.dirname(entry);
+  while (!existsSync(path.join(dir, 'schemas/compose.schema.json'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('dclint: schemas/compose.schema.json not found');
+    dir = parent;
+  }
+  const schema = JSON.parse(readFileSync(path.join(dir, 'schemas/compose.schema.json'), 'utf8'));
+  // it names draft-07 by an https URL that Ajv does not know; draft-07 is Ajv's default
+  expect(schema.$schema).toMatch(/draft-07/);
+  delete schema.$schema;
+  return schema;
+}
 
-  /** `docker-compose config` with only `env` (a deploy/.env on this machine is ignored). */
-  const composeConfig = (env: Record<string, string>, extra: string[] = []) => {
-    const result = spawnSync(
-      'docker-compose',
-      ['--env-file', emptyEnvFile, '-f', COMPOSE, 'config', ...extra],
-      {
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
-        encoding: 'utf8',
-        timeout: 60_000,
+let compiled: ValidateFunction | undefined;
+/** The schema compiled once (Ajv, every error reported). */
+function composeValidator(): ValidateFunction {
+  compiled ??= new Ajv({ allErrors: true, strict: false }).compile(composeSchema());
+  return compiled;
+}
+
+class InterpolationError extends Error {}
+
+/**
+ * Compose's variable interpolation (Compose Specification, "Interpolation"): `$VAR`,
+ * `${VAR}`, `${VAR:-default}`, `${VAR-default}`, `${VAR:?message}`, `${VAR?message}`,
+ * `${VAR:+replacement}`, `${VAR+replacement}` and `$$` for a literal `$`, in every string
+ * value (not in keys).
+ */
+function interpolate(value: unknown, env: Record<string, string>): unknown {
+  if (typeof value === 'string') {
+    return value.replace(
+      /\$(?:(\$)|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))/g,
+      (_match, dollar, braced, operator, argument, bare) => {
+        if (dollar) return '$';
+        const name = (braced ?? bare) as string;
+        const current = env[name];
+        const set = current !== undefined;
+        const nonEmpty = set && current !== '';
+        switch (operator as string | undefined) {
+          case undefined:
+            return current ?? '';
+          case ':-':
+            return nonEmpty ? (current as string) : argument;
+          case '-':
+            return set ? (current as string) : argument;
+          case ':?':
+          case '?':
+            if (operator === ':?' ? nonEmpty : set) return current as string;
+            throw new InterpolationError(
+              `required variable ${name} is missing a value: ${argument}`,
+            );
+          case ':+':
+            return nonEmpty ? argument : '';
+          default: // '+'
+            return set ? argument : '';
+        }
       },
     );
-    if (result.error) {
-      throw new Error(
-        `docker-compose could not run (${result.error.message}); install Debian's docker-compose (.ci/run does)`,
-      );
+  }
+  if (Array.isArray(value)) return value.map((item) => interpolate(item, env));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, interpolate(item, env)]),
+    );
+  }
+  return value;
+}
+
+/**
+ * deploy/compose.yaml as Compose would read it with only `env` set: YAML with merge keys,
+ * interpolated, checked against the Compose Specification's JSON schema, build contexts
+ * resolved against the file's directory.
+ */
+function loadCompose(env: Record<string, string>): Resolved {
+  const raw = parseYaml(readFileSync(COMPOSE, 'utf8'), { merge: true }) as unknown;
+  const model = interpolate(raw, env) as Resolved;
+  const validate = composeValidator();
+  if (!validate(model)) {
+    const errors = (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
+    throw new Error(`not a valid Compose file: ${errors.join('; ')}`);
+  }
+  for (const service of Object.values(model.services)) {
+    if (service.build) {
+      service.build.context = path.resolve(path.dirname(COMPOSE), service.build.context);
     }
-    return result;
-  };
+  }
+  return model;
+}
+
+/** docker-compose (Debian's, v1) or `docker compose` (v2), where this machine has one. */
+function composeBinary(): string[] | undefined {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (dir === '') continue;
+    try {
+      accessSync(path.join(dir, 'docker-compose'), constants.X_OK);
+      return ['docker-compose'];
+    } catch {}
+  }
+  const plugin = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' });
+  return plugin.status === 0 ? ['docker', 'compose'] : undefined;
+}
+
+/**
+ * deploy/compose.yaml checked against the Compose Specification (JSON schema from an npm
+ * package, so a machine with Node only runs it), its structure, and the Dockerfile's
+ * structure. Where docker-compose is installed (.ci/run installs it) its `config` must agree.
+ * No container engine runs here.
+ */
+describe('deploy/compose.yaml and deploy/Dockerfile', () => {
   const SECRETS = {
     POSTGRES_PASSWORD: 'pg-secret-for-test',
     STEGA_ADMIN_TOKEN: 'admin-secret-for-test',
   };
-  type Resolved = { services: Record<string, Service>; volumes?: Record<string, unknown> };
   let cached: Resolved | undefined;
   const resolved = (): Resolved => {
-    if (cached) return cached;
-    const result = composeConfig(SECRETS);
-    expect(result.status, result.stderr).toBe(0);
-    // docker-compose prints YAML; PyYAML comes with Debian's docker-compose
-    const json = spawnSync(
-      'python3',
-      ['-c', 'import sys, json, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)'],
-      { input: result.stdout, encoding: 'utf8' },
-    );
-    expect(json.status, json.stderr).toBe(0);
-    cached = JSON.parse(json.stdout) as Resolved;
+    cached ??= loadCompose(SECRETS);
     return cached;
   };
+  const binary = composeBinary();
+
+  it('is valid against the Compose Specification schema, which refuses a broken file', () => {
+    expect(() => resolved()).not.toThrow();
+    // the schema is real: a misspelt key and a wrongly typed value are refused
+    const validate = composeValidator();
+    const good = structuredClone(resolved());
+    expect(validate(good)).toBe(true);
+    const misspelt = structuredClone(good) as unknown as {
+      services: Record<string, Record<string, unknown>>;
+    };
+    (misspelt.services.web as Record<string, unknown>).dependson = {};
+    expect(validate(misspelt)).toBe(false);
+    const wrongType = structuredClone(good) as unknown as {
+      services: Record<string, Record<string, unknown>>;
+    };
+    (wrongType.services.web as Record<string, unknown>).ports = 'not-a-list';
+    expect(validate(wrongType)).toBe(false);
+    // an extra check where the machine has docker-compose: its reading agrees with ours
+    if (binary) agreesWithDockerCompose(binary);
+  });
+
+  /** `docker-compose config` with only `env` (a deploy/.env on this machine is ignored). */
+  function dockerComposeConfig(binary: string[], env: Record<string, string>) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'stega-compose-'));
+    try {
+      const emptyEnvFile = path.join(dir, 'empty.env');
+      writeFileSync(emptyEnvFile, '');
+      return spawnSync(
+        binary[0] as string,
+        [...binary.slice(1), '--env-file', emptyEnvFile, '-f', COMPOSE, 'config'],
+        { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', timeout: 60_000 },
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  function agreesWithDockerCompose(binary: string[]) {
+    const result = dockerComposeConfig(binary, SECRETS);
+    expect(result.status, result.stderr).toBe(0);
+    const theirs = parseYaml(result.stdout) as Resolved;
+    const ours = resolved();
+    expect(Object.keys(theirs.services).sort()).toEqual(Object.keys(ours.services).sort());
+    for (const [name, service] of Object.entries(ours.services)) {
+      expect(theirs.services[name]?.environment, name).toEqual(service.environment);
+      expect(theirs.services[name]?.command, name).toEqual(service.command);
+    }
+    const missing = dockerComposeConfig(binary, {});
+    expect(missing.status).not.toBe(0);
+    expect(missing.stderr).toContain('set POSTGRES_PASSWORD');
+  }
 
   it('is a valid Compose file with postgres and every Stega role', () => {
     const config = resolved();
@@ -95,12 +234,12 @@ describe('deploy/compose.yaml and deploy/Dockerfile', () => {
   });
 
   it('refuses to start without the secrets instead of defaulting them', () => {
-    const withoutPassword = composeConfig({ STEGA_ADMIN_TOKEN: 'x'.repeat(12) });
-    expect(withoutPassword.status).not.toBe(0);
-    expect(withoutPassword.stderr).toContain('set POSTGRES_PASSWORD');
-    const withoutToken = composeConfig({ POSTGRES_PASSWORD: 'x' });
-    expect(withoutToken.status).not.toBe(0);
-    expect(withoutToken.stderr).toContain('set STEGA_ADMIN_TOKEN');
+    expect(() => loadCompose({ STEGA_ADMIN_TOKEN: 'x'.repeat(12) })).toThrow(
+      /POSTGRES_PASSWORD.*set POSTGRES_PASSWORD/,
+    );
+    expect(() => loadCompose({ POSTGRES_PASSWORD: 'x' })).toThrow(
+      /STEGA_ADMIN_TOKEN.*set STEGA_ADMIN_TOKEN/,
+    );
     const config = resolved();
     expect(config.services.web?.environment?.STEGA_ADMIN_TOKEN).toBe(SECRETS.STEGA_ADMIN_TOKEN);
     for (const [name, service] of Object.entries(config.services)) {

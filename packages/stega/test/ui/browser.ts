@@ -1,5 +1,17 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -60,14 +72,97 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
+/** An executable named `chromium` on PATH (Debian's package puts it in /usr/bin). */
+function chromiumOnPath(): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (dir === '') continue;
+    const candidate = path.join(dir, 'chromium');
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {}
+  }
+  return undefined;
+}
+
+interface Chromium {
+  executablePath: string;
+  /** Environment for the browser process (fonts when the machine has no fontconfig). */
+  env: Record<string, string>;
+}
+
 /**
- * Debian's chromium (never a downloaded browser), headless, with a fresh profile that is
- * deleted on close.
+ * The browser the UI tests drive: Debian's chromium when it is on PATH, otherwise the
+ * Chromium build that the npm package @sparticuz/chromium ships (a devDependency, so
+ * `npm ci` alone brings it; never a browser downloaded at run time).
+ *
+ * The package unpacks its brotli archives into os.tmpdir() on first use and trusts any
+ * `chromium` file already there, which two test files unpacking at once would break; so it
+ * unpacks in a child process into a fresh directory that is then renamed into place
+ * (atomic), keyed by the package's version, and reused by every later run on this machine.
+ */
+export function findChromium(): Chromium {
+  const installed = chromiumOnPath();
+  if (installed) return { executablePath: installed, env: {} };
+  const packageDir = sparticuzDir();
+  const packageJson = path.join(packageDir, 'package.json');
+  const { version } = JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string };
+  const uid = process.getuid?.() ?? 0;
+  const dir = path.join(os.tmpdir(), `stega-sparticuz-chromium-${version}-${uid}`);
+  const ready = path.join(dir, 'ready');
+  if (!existsSync(ready)) {
+    const staging = mkdtempSync(`${dir}.unpacking-`);
+    execFileSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "const { default: c } = await import('@sparticuz/chromium'); await c.executablePath();",
+      ],
+      // the package unpacks into os.tmpdir(), which follows TMPDIR
+      { cwd: PACKAGE, env: { ...process.env, TMPDIR: staging }, timeout: 120_000 },
+    );
+    // the package's fonts.conf names /tmp/fonts; this one names where they are
+    writeFileSync(
+      path.join(staging, 'fonts.conf'),
+      `<?xml version="1.0"?>\n<fontconfig><dir>${dir}/fonts</dir><cachedir>${dir}/fonts-cache</cachedir></fontconfig>\n`,
+    );
+    writeFileSync(path.join(staging, 'ready'), `${version}\n`);
+    try {
+      renameSync(staging, dir);
+    } catch {
+      rmSync(staging, { recursive: true, force: true }); // another process won the race
+    }
+    if (!existsSync(ready)) throw new Error(`@sparticuz/chromium did not unpack into ${dir}`);
+  }
+  // its own fonts (and fonts.conf) when the machine has no fontconfig set-up of its own
+  const env: Record<string, string> = existsSync('/etc/fonts/fonts.conf')
+    ? {}
+    : { FONTCONFIG_FILE: path.join(dir, 'fonts.conf') };
+  return { executablePath: path.join(dir, 'chromium'), env };
+}
+
+/** The package's directory (its exports do not include package.json). */
+function sparticuzDir(): string {
+  let dir = path.dirname(createRequire(import.meta.url).resolve('@sparticuz/chromium'));
+  while (!existsSync(path.join(dir, 'package.json')) || path.basename(dir) !== 'chromium') {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('@sparticuz/chromium: package directory not found');
+    dir = parent;
+  }
+  return dir;
+}
+
+/**
+ * Headless Chromium (see findChromium) with a fresh profile that is deleted on close.
+ * `--no-sandbox`: the suite runs as root on CI, where Chromium's sandbox refuses to start.
  */
 export async function launchBrowser(): Promise<TestBrowser> {
+  const browser = findChromium();
   const profile = mkdtempSync(path.join(os.tmpdir(), 'stega-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
+    executablePath: browser.executablePath,
+    env: { ...process.env, ...browser.env } as Record<string, string>,
     headless: true,
     args: [
       '--headless',

@@ -18,7 +18,7 @@ interface QueueBody {
 }
 
 /**
- * The web UI in Debian's chromium against a real `stega start` (web, ticker, jobs,
+ * The web UI in Chromium (see browser.ts) against a real `stega start` (web, ticker, jobs,
  * notification-worker and two sla-breach-worker processes), a real SMTP server and webhook
  * receiver. Breaches are produced on a moved clock, as the detector would produce them later.
  */
