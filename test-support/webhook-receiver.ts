@@ -1,5 +1,11 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 
+/**
+ * The receivers' network, for WEBHOOK_ALLOWED_NETWORKS: Stega refuses loopback targets unless
+ * listed, so every fixture that starts Stega against these receivers allows this.
+ */
+export const RECEIVER_NETWORKS = '127.0.0.1/32';
+
 export interface ReceivedWebhook {
   headers: IncomingHttpHeaders;
   body: string;

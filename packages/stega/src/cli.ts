@@ -57,6 +57,16 @@ async function serve(role: string, start: Starter): Promise<void> {
   logger.info('stopped');
 }
 
+/**
+ * `--demo` may alert a receiver on this machine (REPORT_WEBHOOK_URL=http://127.0.0.1:…): loopback
+ * joins WEBHOOK_ALLOWED_NETWORKS, in the environment so the worker processes inherit it.
+ */
+function allowLoopbackWebhooks(env: NodeJS.ProcessEnv): void {
+  env.WEBHOOK_ALLOWED_NETWORKS = [env.WEBHOOK_ALLOWED_NETWORKS, '127.0.0.0/8', '::1/128']
+    .filter((part) => part?.trim())
+    .join(',');
+}
+
 export function buildProgram(): Command {
   const program = new Command('stega')
     .description('Stega helpdesk: tickets with SLA clocks, breach detection and alert delivery.')
@@ -70,6 +80,7 @@ export function buildProgram(): Command {
     )
     .option('--demo', 'seed demo tickets whose SLAs breach within the first minute')
     .action(async (options: { demo?: boolean }) => {
+      if (options.demo) allowLoopbackWebhooks(process.env);
       const config = loadConfig();
       await runStart(config, createLogger(config.logLevel, 'start'), {
         demo: Boolean(options.demo),
@@ -84,6 +95,7 @@ export function buildProgram(): Command {
     .option('--sla-workers <n>', 'sla-breach-worker processes (default: SLA_WORKERS)')
     .option('--demo', 'seed demo tickets whose SLAs breach within the first minute')
     .action(async (options: { slaWorkers?: string; demo?: boolean }) => {
+      if (options.demo) allowLoopbackWebhooks(process.env);
       const config = loadConfig();
       const slaWorkers =
         options.slaWorkers === undefined ? config.slaWorkers : Number(options.slaWorkers);

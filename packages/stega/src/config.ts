@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseAllowedNetworks, urlRefusal } from './channels/webhook-target.js';
 
 /**
  * Stega's configuration, parsed once from the environment at the entrypoint.
@@ -30,6 +31,11 @@ export interface Config {
   reportWebhookSecret: string | undefined;
   /** Time-out of one webhook call, ms (WEBHOOK_TIMEOUT_MS, default 5000). */
   webhookTimeoutMs: number;
+  /**
+   * Networks a webhook may reach although they are loopback, private, link-local, unique-local
+   * or multicast (WEBHOOK_ALLOWED_NETWORKS, comma-separated CIDRs; default none). Normalised CIDRs.
+   */
+  webhookAllowedNetworks: string[];
   /** How long a silent sla-breach-worker keeps its batch, seconds (SLA_DEAD_INTERVAL_SECONDS, default 120). */
   slaDeadIntervalSeconds: number;
   /** sla-breach-worker child processes started by `stega start` (SLA_WORKERS, default 2). */
@@ -81,6 +87,21 @@ const urlFrom = (name: string, protocols: string[]) =>
         return z.NEVER;
       }
     });
+
+const networks = z
+  .string()
+  .optional()
+  .transform((raw, ctx) => {
+    try {
+      return parseAllowedNetworks(raw ?? '');
+    } catch (error) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `WEBHOOK_ALLOWED_NETWORKS must be comma-separated CIDRs: ${(error as Error).message}`,
+      });
+      return z.NEVER;
+    }
+  });
 
 const timeZone = z
   .string()
@@ -134,6 +155,7 @@ const envSchema = z.object({
   REPORT_WEBHOOK_URL: urlFrom('REPORT_WEBHOOK_URL', ['http:', 'https:']),
   REPORT_WEBHOOK_SECRET: z.string().optional(),
   WEBHOOK_TIMEOUT_MS: intFrom('WEBHOOK_TIMEOUT_MS', 100, 120_000, 5000),
+  WEBHOOK_ALLOWED_NETWORKS: networks,
   SLA_DEAD_INTERVAL_SECONDS: intFrom('SLA_DEAD_INTERVAL_SECONDS', 1, 86_400, 120),
   SLA_WORKERS: intFrom('SLA_WORKERS', 0, 64, 2),
   SLA_WARNING_SHARE: share,
@@ -173,6 +195,12 @@ export function loadConfig(
     throw new ConfigError(
       `invalid configuration:\n  - REPORT_EMAILS has an invalid address: ${JSON.stringify(badEmail)}`,
     );
+  const reportHookProblem =
+    e.REPORT_WEBHOOK_URL && urlRefusal(new URL(e.REPORT_WEBHOOK_URL), e.WEBHOOK_ALLOWED_NETWORKS);
+  if (reportHookProblem)
+    throw new ConfigError(
+      `invalid configuration:\n  - REPORT_WEBHOOK_URL ${reportHookProblem.startsWith('must') ? reportHookProblem : `is refused: ${reportHookProblem}`}`,
+    );
   return {
     port: e.PORT,
     host: e.HOST?.trim() || '0.0.0.0',
@@ -186,6 +214,7 @@ export function loadConfig(
     reportWebhookUrl: e.REPORT_WEBHOOK_URL,
     reportWebhookSecret: e.REPORT_WEBHOOK_SECRET || undefined,
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
+    webhookAllowedNetworks: e.WEBHOOK_ALLOWED_NETWORKS,
     slaDeadIntervalSeconds: e.SLA_DEAD_INTERVAL_SECONDS,
     slaWorkers: e.SLA_WORKERS,
     slaWarningShare: e.SLA_WARNING_SHARE,

@@ -1,14 +1,29 @@
 import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { Agent, request as httpRequest } from 'undici';
+import { maskWebhookUrl } from '../domain/alert-channels.js';
+import { guardedLookup, urlRefusal } from './webhook-target.js';
 
 export interface WebhookRequest {
   url: string;
-  /** HMAC-SHA256 key; when set the body is signed in `X-Stega-Signature: sha256=<hex>`. */
+  /**
+   * Signing secret; when set the call carries `webhook-signature` (Standard Webhooks, key as
+   * in standardWebhookKey) and the deprecated `X-Stega-Signature: sha256=<hex>`.
+   */
   secret: string | undefined;
-  /** Same for every attempt of one delivery, so the receiver can drop repeats. */
+  /**
+   * Same for every attempt of one delivery, so the receiver can drop repeats. Sent as
+   * `Idempotency-Key` and as `webhook-id`.
+   */
   idempotencyKey: string;
   eventType: string;
   body: unknown;
   timeoutMs: number;
+  /**
+   * Normalised CIDRs (config.webhookAllowedNetworks) where a target may be although it is
+   * loopback, private, link-local, … Default: none, only public unicast addresses.
+   */
+  allowedNetworks?: readonly string[];
 }
 
 export class WebhookError extends Error {
@@ -21,39 +36,104 @@ export class WebhookError extends Error {
   }
 }
 
-/** Signs `body` the way receivers verify it: hex HMAC-SHA256 of the exact bytes sent. */
+/**
+ * Signs `body` the way receivers verify it: hex HMAC-SHA256 of the exact bytes sent.
+ * @deprecated kept for one release as `X-Stega-Signature`; receivers should verify the
+ * Standard Webhooks `webhook-signature` instead.
+ */
 export function webhookSignature(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
-/** POSTs the JSON body; any non-2xx answer, network error or time-out throws a WebhookError. */
-export async function postWebhook(request: WebhookRequest): Promise<void> {
-  const body = JSON.stringify(request.body);
+/**
+ * The Standard Webhooks signing key of a Stega secret. A secret written as Standard Webhooks
+ * writes one (`whsec_` + base64) is that base64's bytes, so a receiver passes the very same
+ * string to its library. Any other secret is its UTF-8 bytes: the receiver's Standard Webhooks
+ * secret is then `whsec_` + base64(secret).
+ */
+export function standardWebhookKey(secret: string): Uint8Array {
+  const encoded = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : undefined;
+  if (encoded && /^[A-Za-z0-9+/]+={0,2}$/.test(encoded) && encoded.length % 4 === 0) {
+    return Buffer.from(encoded, 'base64');
+  }
+  return Buffer.from(secret, 'utf8');
+}
+
+/** The headers of one attempt: Standard Webhooks' three plus Stega's own. */
+export function webhookHeaders(
+  request: Pick<WebhookRequest, 'secret' | 'idempotencyKey' | 'eventType'>,
+  body: string,
+  now: Date,
+): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'user-agent': 'stega-webhook/1',
     'idempotency-key': request.idempotencyKey,
     'x-stega-event': request.eventType,
+    'webhook-id': request.idempotencyKey,
+    'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
   };
-  if (request.secret) headers['x-stega-signature'] = webhookSignature(request.secret, body);
-  let response: Response;
-  try {
-    response = await fetch(request.url, {
-      method: 'POST',
-      headers,
-      body,
-      signal: AbortSignal.timeout(request.timeoutMs),
-      redirect: 'error',
-    });
-  } catch (error) {
-    const reason =
-      (error as Error).name === 'TimeoutError'
-        ? `timed out after ${request.timeoutMs} ms`
-        : (error as Error).message;
-    throw new WebhookError(`webhook ${request.url} failed: ${reason}`, undefined);
+  if (request.secret) {
+    const signer = new Webhook(standardWebhookKey(request.secret), { format: 'raw' });
+    headers['webhook-signature'] = signer.sign(request.idempotencyKey, now, body);
+    headers['x-stega-signature'] = webhookSignature(request.secret, body);
   }
-  await response.body?.cancel();
-  if (!response.ok) {
-    throw new WebhookError(`webhook ${request.url} answered ${response.status}`, response.status);
+  return headers;
+}
+
+/** One connection pool per allow-list; its connections go only to addresses it checked. */
+const agents = new Map<string, Agent>();
+
+function agentFor(allowed: readonly string[]): Agent {
+  const key = allowed.join(',');
+  let agent = agents.get(key);
+  if (!agent) {
+    agent = new Agent({ connect: { lookup: guardedLookup(allowed) } });
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
+/**
+ * POSTs the JSON body; any non-2xx answer, network error, time-out or refused target throws a
+ * WebhookError. The target is checked where the connection is made: an IP literal before
+ * connecting, a host name on every address it resolves to (so DNS rebinding cannot reach a
+ * private network). Redirects are not followed. Error messages show the URL masked.
+ */
+export async function postWebhook(request: WebhookRequest): Promise<void> {
+  const masked = maskWebhookUrl(request.url);
+  const allowed = request.allowedNetworks ?? [];
+  let url: URL;
+  try {
+    url = new URL(request.url);
+  } catch {
+    throw new WebhookError(`webhook ${masked} refused: not a URL`, undefined);
+  }
+  const refusal = urlRefusal(url, allowed);
+  if (refusal) throw new WebhookError(`webhook ${masked} refused: ${refusal}`, undefined);
+
+  const body = JSON.stringify(request.body);
+  const signal = AbortSignal.timeout(request.timeoutMs);
+  let status: number;
+  try {
+    const response = await httpRequest(url, {
+      method: 'POST',
+      headers: webhookHeaders(request, body, new Date()),
+      body,
+      signal,
+      dispatcher: agentFor(allowed),
+    });
+    status = response.statusCode;
+    await response.body.dump();
+  } catch (error) {
+    const reason = signal.aborted
+      ? `timed out after ${request.timeoutMs} ms`
+      : (error as Error).name === 'WebhookTargetRefused'
+        ? `refused: ${(error as Error).message}`
+        : (error as Error).message;
+    throw new WebhookError(`webhook ${masked} failed: ${reason}`, undefined);
+  }
+  if (status < 200 || status >= 300) {
+    throw new WebhookError(`webhook ${masked} answered ${status}`, status);
   }
 }

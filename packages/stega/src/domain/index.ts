@@ -4,6 +4,7 @@ export {
   type AlertChannels,
   type AlertChannelsInput,
   alertChannelsSchema,
+  maskWebhookUrl,
 } from './alert-channels.js';
 export { addBusinessMinutes, businessMinutesBetween, isBusinessTime } from './business-time.js';
 export {

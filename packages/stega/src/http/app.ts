@@ -48,6 +48,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     pool: deps.pool,
     now,
     warningShare: deps.config.slaWarningShare,
+    webhookAllowedNetworks: deps.config.webhookAllowedNetworks,
   };
   installValidationMessages();
   const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger });

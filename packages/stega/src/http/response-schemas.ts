@@ -9,6 +9,12 @@ const priority = z.enum(PRIORITIES);
 const status = z.enum(TICKET_STATUSES);
 const clockKind = z.enum(['first_response', 'resolution']);
 const channel = z.enum(['in_app', 'email', 'webhook']);
+/** A delivery's recipient: `agent:<id>` / `team`, an email address, or a webhook URL. */
+const recipientOut = z
+  .string()
+  .describe(
+    'agent:<id> or team (in-app), an email address, or a webhook URL: in full for admin tokens, masked (scheme, host, last 4 characters) for others',
+  );
 const clockState = z.enum(['running', 'paused', 'stopped']);
 const deliveryStatus = z.enum(['pending', 'delivered', 'failed']);
 
@@ -73,7 +79,7 @@ export const breachDeliveryOut = z.object({
   channel,
   status: deliveryStatus,
   delivered_by: z.string().nullable(),
-  recipient: z.string(),
+  recipient: recipientOut,
   delivered_at: nullableDate,
 });
 
@@ -104,7 +110,7 @@ export const deliveryOut = z.object({
   alert_type: z.enum(['breach', 'warning']),
   alert_id: id,
   channel,
-  recipient: z.string(),
+  recipient: recipientOut,
   status: deliveryStatus,
   attempts: z.number().int(),
   last_error: z.string().nullable(),
@@ -167,7 +173,16 @@ export const policyOut = z.object({
   alert_channels: z.object({
     in_app: z.boolean(),
     email: z.array(z.string()),
-    webhooks: z.array(z.object({ url: z.string(), has_secret: z.boolean() })),
+    webhooks: z.array(
+      z.object({
+        url: z
+          .string()
+          .describe(
+            'in full for admin tokens; masked (scheme, host, last 4 characters) for others',
+          ),
+        has_secret: z.boolean(),
+      }),
+    ),
   }),
   updated_at: z.date(),
 });
@@ -224,7 +239,7 @@ export const reportDetailOut = reportOut.extend({
   deliveries: z.array(
     z.object({
       channel: z.enum(['email', 'webhook']),
-      recipient: z.string(),
+      recipient: recipientOut,
       status: deliveryStatus,
       attempts: z.number().int(),
       last_error: z.string().nullable(),

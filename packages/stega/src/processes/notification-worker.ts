@@ -27,6 +27,7 @@ export async function startNotificationWorker(
       ? { url: config.reportWebhookUrl, secret: config.reportWebhookSecret }
       : undefined,
     webhookTimeoutMs: config.webhookTimeoutMs,
+    webhookAllowedNetworks: config.webhookAllowedNetworks,
     publicUrl: resources.publicUrl,
   };
   const consumer = new Consumer(resources.client, NOTIFICATIONS_QUEUE, NOTIFICATION_CONSUMER, {

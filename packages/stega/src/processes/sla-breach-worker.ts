@@ -26,6 +26,7 @@ export async function startSlaBreachWorker(
     pool,
     email: resources.email,
     webhookTimeoutMs: config.webhookTimeoutMs,
+    webhookAllowedNetworks: config.webhookAllowedNetworks,
     publicUrl: resources.publicUrl,
   };
   const consumer = new CoopConsumer(resources.client, NOTIFICATIONS_QUEUE, SLA_GROUP, {

@@ -1,7 +1,8 @@
 import type { Queryable } from '@stega/pgque';
 import { type BreachFilter, type BreachRow, breachList } from '../db/breach-reads.js';
 import { deliveryListForAlerts } from '../db/deliveries.js';
-import type { ServiceContext } from './context.js';
+import type { Actor, ServiceContext } from './context.js';
+import { recipientFor } from './masking.js';
 
 /** One delivery of a breach alert, as GET /api/breaches promises it. */
 export interface BreachDeliveryView {
@@ -17,8 +18,12 @@ export interface BreachView extends BreachRow {
   deliveries: BreachDeliveryView[];
 }
 
-/** Attaches each breach's deliveries (one query for all of them). */
-export async function breachViewsOf(db: Queryable, breaches: BreachRow[]): Promise<BreachView[]> {
+/** Attaches each breach's deliveries (one query for all of them); webhook URLs masked unless `viewer` is an admin. */
+export async function breachViewsOf(
+  db: Queryable,
+  breaches: BreachRow[],
+  viewer?: Actor,
+): Promise<BreachView[]> {
   const deliveries = await deliveryListForAlerts(
     db,
     'breach',
@@ -32,7 +37,7 @@ export async function breachViewsOf(db: Queryable, breaches: BreachRow[]): Promi
         channel: d.channel,
         status: d.status,
         delivered_by: d.delivered_by,
-        recipient: d.recipient,
+        recipient: recipientFor(d.channel, d.recipient, viewer),
         delivered_at: d.delivered_at,
       })),
   }));
@@ -42,6 +47,7 @@ export async function breachViewsOf(db: Queryable, breaches: BreachRow[]): Promi
 export async function listBreaches(
   ctx: ServiceContext,
   filter: BreachFilter,
+  viewer?: Actor,
 ): Promise<BreachView[]> {
-  return breachViewsOf(ctx.pool, await breachList(ctx.pool, filter));
+  return breachViewsOf(ctx.pool, await breachList(ctx.pool, filter), viewer);
 }

@@ -8,6 +8,11 @@ export interface ServiceContext {
   now: () => Date;
   /** Share of an SLA target after which a clock warns (config.slaWarningShare). */
   warningShare: number;
+  /**
+   * Networks a policy's webhook may target although loopback/private/link-local/…
+   * (config.webhookAllowedNetworks). Absent: none.
+   */
+  webhookAllowedNetworks?: readonly string[];
 }
 
 /** Who is acting: the holder of an API token. */

@@ -1,4 +1,5 @@
 import type { Queryable } from '@stega/pgque';
+import { webhookUrlRefusal } from '../channels/webhook-target.js';
 import { calendarGet } from '../db/calendars.js';
 import {
   type AlertChannels,
@@ -12,11 +13,14 @@ import {
   policyUpdate,
 } from '../db/policies.js';
 import { inTransaction } from '../db/pool.js';
-import type { Priority } from '../domain/index.js';
-import type { ServiceContext } from './context.js';
-import { ConflictError, NotFoundError, toAppError, ValidationError } from './errors.js';
+import { maskWebhookUrl, type Priority } from '../domain/index.js';
+import type { Actor, ServiceContext } from './context.js';
+import { ConflictError, type Issue, NotFoundError, toAppError, ValidationError } from './errors.js';
 
-/** A policy as the API shows it: webhook secrets are never returned, only whether one is set. */
+/**
+ * A policy as the API shows it: webhook secrets are never returned, only whether one is set;
+ * webhook URLs are shown in full to admins only, masked (maskWebhookUrl) to everyone else.
+ */
 export interface PolicyView extends Omit<PolicyRow, 'alert_channels'> {
   alert_channels: {
     in_app: boolean;
@@ -25,14 +29,15 @@ export interface PolicyView extends Omit<PolicyRow, 'alert_channels'> {
   };
 }
 
-export function policyView(row: PolicyRow): PolicyView {
+export function policyView(row: PolicyRow, viewer?: Actor): PolicyView {
+  const url = (raw: string) => (viewer?.role === 'admin' ? raw : maskWebhookUrl(raw));
   return {
     ...row,
     alert_channels: {
       in_app: row.alert_channels.in_app ?? false,
       email: row.alert_channels.email ?? [],
       webhooks: (row.alert_channels.webhooks ?? []).map((w) => ({
-        url: w.url,
+        url: url(w.url),
         has_secret: Boolean(w.secret),
       })),
     },
@@ -51,27 +56,55 @@ export interface PolicyInput {
 
 const DEFAULT_CHANNELS: AlertChannels = { in_app: true };
 
-export async function listPolicies(ctx: ServiceContext): Promise<PolicyView[]> {
-  return (await policyList(ctx.pool)).map(policyView);
+export async function listPolicies(ctx: ServiceContext, viewer?: Actor): Promise<PolicyView[]> {
+  return (await policyList(ctx.pool)).map((row) => policyView(row, viewer));
 }
 
 /** @throws NotFoundError */
-export async function getPolicy(ctx: ServiceContext, id: number): Promise<PolicyView> {
+export async function getPolicy(
+  ctx: ServiceContext,
+  id: number,
+  viewer?: Actor,
+): Promise<PolicyView> {
   const row = await policyGet(ctx.pool, id);
   if (!row) throw new NotFoundError('SLA policy', id);
-  return policyView(row);
+  return policyView(row, viewer);
+}
+
+/**
+ * Refuses webhook targets an attacker could use to reach the instance's own network: URLs
+ * with credentials, and hosts that are or resolve to loopback, private, link-local,
+ * unique-local or multicast addresses outside ctx.webhookAllowedNetworks. Resolves names, so
+ * it runs before any transaction is opened. The worker checks again at send time.
+ * @throws ValidationError naming `alert_channels.webhooks[i].url`
+ */
+async function requireSafeWebhooks(
+  ctx: ServiceContext,
+  channels: AlertChannels | undefined,
+): Promise<void> {
+  const issues: Issue[] = [];
+  for (const [i, hook] of (channels?.webhooks ?? []).entries()) {
+    const refusal = await webhookUrlRefusal(hook.url, ctx.webhookAllowedNetworks ?? []);
+    if (refusal) issues.push({ path: `alert_channels.webhooks[${i}].url`, message: refusal });
+  }
+  if (issues.length > 0) throw new ValidationError(issues);
 }
 
 /**
  * Stores a policy for a priority and, optionally, one requester organisation.
  * @throws ValidationError for an unknown calendar, ConflictError when the scope has a policy.
  */
-export async function createPolicy(ctx: ServiceContext, input: PolicyInput): Promise<PolicyView> {
+export async function createPolicy(
+  ctx: ServiceContext,
+  input: PolicyInput,
+  viewer?: Actor,
+): Promise<PolicyView> {
+  await requireSafeWebhooks(ctx, input.alert_channels);
   const fields = fieldsOf(input, undefined);
   return withPolicyErrors(fields, async () => {
     return inTransaction(ctx.pool, async (tx) => {
       await requireCalendar(tx, fields.calendar_id);
-      return policyView(await policyInsert(tx, fields, ctx.now()));
+      return policyView(await policyInsert(tx, fields, ctx.now()), viewer);
     });
   });
 }
@@ -84,14 +117,16 @@ export async function updatePolicy(
   ctx: ServiceContext,
   id: number,
   patch: Partial<PolicyInput>,
+  viewer?: Actor,
 ): Promise<PolicyView> {
+  await requireSafeWebhooks(ctx, patch.alert_channels);
   return inTransaction(ctx.pool, async (tx) => {
     const current = await policyGet(tx, id);
     if (!current) throw new NotFoundError('SLA policy', id);
     const fields = fieldsOf({ ...current, ...patch }, current);
     return withPolicyErrors(fields, async () => {
       if (patch.calendar_id !== undefined) await requireCalendar(tx, fields.calendar_id);
-      return policyView((await policyUpdate(tx, id, fields, ctx.now())) as PolicyRow);
+      return policyView((await policyUpdate(tx, id, fields, ctx.now())) as PolicyRow, viewer);
     });
   });
 }

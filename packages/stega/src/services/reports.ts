@@ -6,8 +6,9 @@ import {
   reportGet,
   reportList,
 } from '../db/report-reads.js';
-import type { ServiceContext } from './context.js';
+import type { Actor, ServiceContext } from './context.js';
 import { NotFoundError } from './errors.js';
+import { errorTextFor, recipientFor } from './masking.js';
 
 export async function listReports(
   ctx: ServiceContext,
@@ -16,14 +17,23 @@ export async function listReports(
   return reportList(ctx.pool, page);
 }
 
-/** A report with its email and webhook deliveries. @throws NotFoundError */
+/**
+ * A report with its email and webhook deliveries; the webhook URL masked unless `viewer` is an
+ * admin. @throws NotFoundError
+ */
 export async function getReport(
   ctx: ServiceContext,
   id: number,
+  viewer?: Actor,
 ): Promise<ReportRow & { deliveries: ReportDeliveryRow[] }> {
   const report = await reportGet(ctx.pool, id);
   if (!report) throw new NotFoundError('report', id);
-  return { ...report, deliveries: await reportDeliveryList(ctx.pool, id) };
+  const deliveries = (await reportDeliveryList(ctx.pool, id)).map((d) => ({
+    ...d,
+    recipient: recipientFor(d.channel, d.recipient, viewer),
+    last_error: errorTextFor(d.last_error, viewer),
+  }));
+  return { ...report, deliveries };
 }
 
 /**

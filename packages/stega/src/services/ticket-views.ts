@@ -11,8 +11,9 @@ import {
   ticketList,
 } from '../db/tickets.js';
 import { type BreachView, breachViewsOf } from './breaches.js';
-import type { ServiceContext } from './context.js';
+import type { Actor, ServiceContext } from './context.js';
 import { NotFoundError } from './errors.js';
+import { errorTextFor, recipientFor } from './masking.js';
 import { type ClockView, clockView } from './sla.js';
 
 /** A ticket with everything the API shows of it. */
@@ -26,7 +27,11 @@ export interface TicketDetail extends TicketRow {
 }
 
 /** @throws NotFoundError */
-export async function getTicket(ctx: ServiceContext, id: number): Promise<TicketDetail> {
+export async function getTicket(
+  ctx: ServiceContext,
+  id: number,
+  viewer?: Actor,
+): Promise<TicketDetail> {
   const ticket = await ticketGet(ctx.pool, id);
   if (!ticket) throw new NotFoundError('ticket', id);
   const now = ctx.now();
@@ -41,9 +46,13 @@ export async function getTicket(ctx: ServiceContext, id: number): Promise<Ticket
   return {
     ...ticket,
     clocks: clocks.map((clock) => clockView(clock, now)),
-    breaches: await breachViewsOf(ctx.pool, breaches),
+    breaches: await breachViewsOf(ctx.pool, breaches, viewer),
     warnings,
-    deliveries,
+    deliveries: deliveries.map((d) => ({
+      ...d,
+      recipient: recipientFor(d.channel, d.recipient, viewer),
+      last_error: errorTextFor(d.last_error, viewer),
+    })),
     comments,
     activity,
   };

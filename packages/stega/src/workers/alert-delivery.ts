@@ -16,6 +16,8 @@ export interface AlertDeliveryDeps {
   pool: pg.Pool;
   email: EmailSender;
   webhookTimeoutMs: number;
+  /** Networks a webhook may reach although private (config.webhookAllowedNetworks; default none). */
+  webhookAllowedNetworks?: readonly string[];
   /** Base URL of the web UI, for links in messages. */
   publicUrl: string;
 }
@@ -115,6 +117,7 @@ export async function deliverAlert(
             data: alert.payload,
           },
           timeoutMs: deps.webhookTimeoutMs,
+          allowedNetworks: deps.webhookAllowedNetworks,
         }),
     });
   }

@@ -11,6 +11,8 @@ export interface ReportDeliveryDeps {
   recipients: string[];
   webhook: { url: string; secret: string | undefined } | undefined;
   webhookTimeoutMs: number;
+  /** Networks a webhook may reach although private (config.webhookAllowedNetworks; default none). */
+  webhookAllowedNetworks?: readonly string[];
   publicUrl: string;
 }
 
@@ -74,6 +76,7 @@ export async function deliverReport(
         eventType: EVENT_TYPES.activityReport,
         body: { type: EVENT_TYPES.activityReport, data: report },
         timeoutMs: deps.webhookTimeoutMs,
+        allowedNetworks: deps.webhookAllowedNetworks,
       }),
     );
   }

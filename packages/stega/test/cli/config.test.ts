@@ -79,6 +79,29 @@ describe('configuration from the environment', () => {
     }
   });
 
+  it('parses WEBHOOK_ALLOWED_NETWORKS and refuses a bad entry or a refused report webhook', () => {
+    expect(loadConfig({}).webhookAllowedNetworks).toEqual([]);
+    expect(
+      loadConfig({ WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/8, 127.0.0.1,fd00::/8' })
+        .webhookAllowedNetworks,
+    ).toEqual(['10.0.0.0/8', '127.0.0.1/32', 'fd00::/8']);
+    expect(() => loadConfig({ WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/8,intranet' })).toThrow(
+      /WEBHOOK_ALLOWED_NETWORKS must be comma-separated CIDRs: "intranet" is not a CIDR network/,
+    );
+    expect(() => loadConfig({ REPORT_WEBHOOK_URL: 'http://127.0.0.1:9000/report' })).toThrow(
+      /REPORT_WEBHOOK_URL is refused: 127\.0\.0\.1 is a loopback address; list its network in WEBHOOK_ALLOWED_NETWORKS/,
+    );
+    expect(
+      loadConfig({
+        REPORT_WEBHOOK_URL: 'http://127.0.0.1:9000/report',
+        WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
+      }).reportWebhookUrl,
+    ).toBe('http://127.0.0.1:9000/report');
+    expect(() => loadConfig({ REPORT_WEBHOOK_URL: 'https://u:p@hooks.example.test/r' })).toThrow(
+      /REPORT_WEBHOOK_URL must not contain credentials/,
+    );
+  });
+
   it('rejects a bad report address', () => {
     expect(() => loadConfig({ REPORT_EMAILS: 'ok@x.test, not-an-address' })).toThrow(
       /REPORT_EMAILS has an invalid address: "not-an-address"/,

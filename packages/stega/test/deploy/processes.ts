@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { RECEIVER_NETWORKS } from '../../../../test-support/webhook-receiver.js';
 
 /** packages/stega/src/main.ts: tests run `stega` from source with tsx. */
 export const STEGA_MAIN = path.resolve(
@@ -46,7 +47,12 @@ export function spawnStega(args: string[], env: Record<string, string | undefine
   }
   let output = '';
   const child = spawn(process.execPath, ['--import', 'tsx', STEGA_MAIN, ...args], {
-    env: { ...process.env, LOG_LEVEL: 'info', ...env } as NodeJS.ProcessEnv,
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'info',
+      WEBHOOK_ALLOWED_NETWORKS: RECEIVER_NETWORKS,
+      ...env,
+    } as NodeJS.ProcessEnv,
     // an IPC channel: a child whose test process died (and never ran its afterAll) sees
     // the channel close and stops by itself (`untilSignal` listens for it)
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../../../test-support/postgres-server.js';
+import { RECEIVER_NETWORKS } from '../../../../test-support/webhook-receiver.js';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/main.ts');
 
@@ -36,6 +37,7 @@ export async function startStega(
       STEGA_DATA_DIR: dataDir,
       STEGA_ADMIN_TOKEN: token,
       LOG_LEVEL: 'info',
+      WEBHOOK_ALLOWED_NETWORKS: RECEIVER_NETWORKS,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

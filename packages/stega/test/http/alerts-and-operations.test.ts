@@ -107,6 +107,14 @@ describe('breaches, alerts, reports and operations through the HTTP API', async 
       ],
     });
 
+    // an agent sees the webhook URL masked: scheme, host and its last 4 characters
+    const asAgent = await t.as(anaToken, { method: 'GET', url: '/api/breaches' });
+    expect(asAgent.body.items[1].deliveries[2].recipient).toBe('https://hooks.example.test/…/sla');
+    expect(asAgent.body.items[1].deliveries[1].recipient).toBe('ana@example.test');
+    const ticketAsAgent = await t.as(anaToken, { method: 'GET', url: `/api/tickets/${ticketId}` });
+    expect(JSON.stringify(ticketAsAgent.body)).not.toContain('hooks.example.test/sla');
+    expect(JSON.stringify(ticketAsAgent.body)).toContain('hooks.example.test/…/sla');
+
     const filtered = await t.as(anaToken, {
       method: 'GET',
       url: `/api/breaches?ticket_id=${ticketId}&kind=resolution`,

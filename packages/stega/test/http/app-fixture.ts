@@ -3,6 +3,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import type pg from 'pg';
 import { afterAll } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test-support/database.js';
+import { RECEIVER_NETWORKS } from '../../../../test-support/webhook-receiver.js';
 import { loadConfig } from '../../src/config.js';
 import { createPool } from '../../src/db/pool.js';
 import { buildApp } from '../../src/http/app.js';
@@ -39,12 +40,20 @@ export interface TestApp {
 export async function startTestApp(
   startAt = '2026-03-02T09:00:00Z',
   logger: Logger = createLogger('silent', 'test'),
+  /** Environment added to (or overriding) the fixture's. */
+  env: Record<string, string> = {},
 ): Promise<TestApp> {
   const db = await createTestDatabase({ template: 'stega' });
   const pool = createPool(db.url, 5);
   const clock = new TestClock(new Date(startAt));
   const config = loadConfig(
-    { STEGA_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', STEGA_DATA_DIR: os.tmpdir() },
+    {
+      STEGA_ADMIN_TOKEN: ADMIN_TOKEN,
+      LOG_LEVEL: 'silent',
+      STEGA_DATA_DIR: os.tmpdir(),
+      WEBHOOK_ALLOWED_NETWORKS: RECEIVER_NETWORKS,
+      ...env,
+    },
     os.tmpdir(),
   );
   const app = await buildApp({

@@ -1,7 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
 import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
-import { startWebhookReceiver } from '../../../../test-support/webhook-receiver.js';
+import {
+  RECEIVER_NETWORKS,
+  startWebhookReceiver,
+} from '../../../../test-support/webhook-receiver.js';
 import { createEmailSender } from '../../src/channels/email.js';
 import { webhookSignature } from '../../src/channels/webhook.js';
 import { createPool } from '../../src/db/pool.js';
@@ -68,7 +71,13 @@ describe('alert delivery', async () => {
     assignee: { id: agentId, name: 'Carla Dias', email: 'carla@example.test' },
     requester: { name: 'Ana', email: 'ana@example.test', org: null },
   };
-  const deps = { pool, email, webhookTimeoutMs: 2000, publicUrl: 'http://localhost:3000' };
+  const deps = {
+    pool,
+    email,
+    webhookTimeoutMs: 2000,
+    webhookAllowedNetworks: [RECEIVER_NETWORKS],
+    publicUrl: 'http://localhost:3000',
+  };
 
   it('delivers to every channel once, and a redelivered event sends nothing again', async () => {
     hook.failNext(1);

@@ -36,7 +36,7 @@ export function alertRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           response: { 200: itemsOf(breachOut), ...errors },
         },
       },
-      async (request) => ({ items: await listBreaches(ctx, request.query) }),
+      async (request) => ({ items: await listBreaches(ctx, request.query, actorOf(request)) }),
     );
 
     app.get(

@@ -9,6 +9,7 @@ import {
   listPolicies,
   updatePolicy,
 } from '../../services/policies.js';
+import { actorOf } from '../auth.js';
 import { itemsOf, policyOut } from '../response-schemas.js';
 import { errors, idParams, text } from '../schemas.js';
 
@@ -60,7 +61,7 @@ export function policyRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           response: { 200: itemsOf(policyOut), ...errors },
         },
       },
-      async () => ({ items: await listPolicies(ctx) }),
+      async (request) => ({ items: await listPolicies(ctx, actorOf(request)) }),
     );
 
     app.get(
@@ -73,7 +74,7 @@ export function policyRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           response: { 200: policyOut, ...errors },
         },
       },
-      async (request) => getPolicy(ctx, request.params.id),
+      async (request) => getPolicy(ctx, request.params.id, actorOf(request)),
     );
 
     app.post(
@@ -88,7 +89,8 @@ export function policyRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           response: { 201: policyOut, ...errors },
         },
       },
-      async (request, reply) => reply.code(201).send(await createPolicy(ctx, request.body)),
+      async (request, reply) =>
+        reply.code(201).send(await createPolicy(ctx, request.body, actorOf(request))),
     );
 
     app.patch(
@@ -103,7 +105,7 @@ export function policyRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           response: { 200: policyOut, ...errors },
         },
       },
-      async (request) => updatePolicy(ctx, request.params.id, request.body),
+      async (request) => updatePolicy(ctx, request.params.id, request.body, actorOf(request)),
     );
 
     app.delete(

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ServiceContext } from '../../services/context.js';
 import { getReport, listReports, requestReport } from '../../services/reports.js';
+import { actorOf } from '../auth.js';
 import { itemsOf, jobOut, reportDetailOut, reportOut } from '../response-schemas.js';
 import { errors, idParams, pageQuery } from '../schemas.js';
 
@@ -53,7 +54,7 @@ export function reportRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           response: { 200: reportDetailOut, ...errors },
         },
       },
-      async (request) => getReport(ctx, request.params.id),
+      async (request) => getReport(ctx, request.params.id, actorOf(request)),
     );
 
     app.post(

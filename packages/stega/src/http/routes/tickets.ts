@@ -106,7 +106,7 @@ export function ticketRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           response: { 200: ticketDetailOut, ...errors },
         },
       },
-      async (request) => getTicket(ctx, request.params.id),
+      async (request) => getTicket(ctx, request.params.id, actorOf(request)),
     );
 
     app.post(

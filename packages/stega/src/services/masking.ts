@@ -1,0 +1,26 @@
+import { maskWebhookUrl } from '../domain/index.js';
+import type { Actor } from './context.js';
+
+/**
+ * What a viewer may see of the secrets in delivery records. Webhook URLs are often secrets
+ * themselves (chat incoming-webhook URLs carry their key in the path), so only admins see
+ * them in full; everyone else, and an unknown viewer, sees maskWebhookUrl's form.
+ */
+export function seesWebhookUrls(viewer: Actor | undefined): boolean {
+  return viewer?.role === 'admin';
+}
+
+/** A delivery's recipient as `viewer` may see it (webhook URLs masked for non-admins). */
+export function recipientFor(
+  channel: string,
+  recipient: string,
+  viewer: Actor | undefined,
+): string {
+  return channel === 'webhook' && !seesWebhookUrls(viewer) ? maskWebhookUrl(recipient) : recipient;
+}
+
+/** An error text as `viewer` may see it: every http(s) URL in it masked for non-admins. */
+export function errorTextFor(text: string | null, viewer: Actor | undefined): string | null {
+  if (text === null || seesWebhookUrls(viewer)) return text;
+  return text.replace(/https?:\/\/[^\s"'<>]+/g, (url) => maskWebhookUrl(url));
+}
