@@ -109,11 +109,16 @@ describe('webhook targets of SLA policies', async () => {
     });
     expect(created.status).toBe(201);
     expect(created.body.alert_channels.webhooks).toEqual([{ url, has_secret: true }]);
+    const agent = await strict.admin({
+      method: 'POST',
+      url: '/api/agents',
+      payload: { name: 'Ana', email: 'ana@example.test' },
+    });
     const agentToken = (
       await strict.admin({
         method: 'POST',
         url: '/api/tokens',
-        payload: { name: 'agent', role: 'agent' },
+        payload: { name: 'agent', role: 'agent', agent_id: agent.body.id },
       })
     ).body.token;
     const asAgent = await strict.as(agentToken, {
