@@ -1,7 +1,9 @@
 /**
  * The error catalogue of the client. Every error the client throws is a `PgqueError`
  * with a stable `code`; server errors are translated to these classes by `toPgqueError`,
- * the only place that looks at SQLSTATEs and server message texts.
+ * the only place that looks at SQLSTATEs. The engine raises each condition a caller may
+ * handle with a SQLSTATE of its own (class `PQ`, below) and keeps the message texts that
+ * PgQue clients match on; the catalogue, code by code, is in docs/references/pgque.md.
  */
 export const PGQUE_ERROR_CODES = {
   /** The database could not be reached, or the connection broke. Usually transient. */
@@ -12,6 +14,18 @@ export const PGQUE_ERROR_CODES = {
   consumerNotFound: 'PGQUE_ERR_CONSUMER_NOT_FOUND',
   /** The batch id is unknown, already finished, or was taken over by another member. */
   batchNotFound: 'PGQUE_ERR_BATCH_NOT_FOUND',
+  /** The event is not part of the batch named with it (nack, reject, event_retry). */
+  eventNotFound: 'PGQUE_ERR_EVENT_NOT_FOUND',
+  /** The dead letter id is unknown (already replayed or purged). */
+  deadLetterNotFound: 'PGQUE_ERR_DEAD_LETTER_NOT_FOUND',
+  /** The queue refuses inserts (queue_disable_insert). */
+  queueNotWritable: 'PGQUE_ERR_QUEUE_NOT_WRITABLE',
+  /** The queue's ticker state forbids the call: paused, external ticker, or no tick yet. */
+  tickerState: 'PGQUE_ERR_TICKER_STATE',
+  /** The consumer's registration forbids the call (normal vs cooperative, active batches). */
+  consumerState: 'PGQUE_ERR_CONSUMER_STATE',
+  /** The engine found its own state inconsistent; report it. */
+  engineState: 'PGQUE_ERR_ENGINE_STATE',
   /** An argument was rejected, by the client before any query or by the server. */
   invalidInput: 'PGQUE_ERR_INVALID_INPUT',
   /** Any other database error; `sqlState` and `cause` carry the details. */
@@ -74,6 +88,30 @@ export class PgqueBatchNotFoundError extends PgqueError {
   }
 }
 
+export class PgqueEventNotFoundError extends PgqueError {
+  readonly code = PGQUE_ERROR_CODES.eventNotFound;
+}
+
+export class PgqueDeadLetterNotFoundError extends PgqueError {
+  readonly code = PGQUE_ERROR_CODES.deadLetterNotFound;
+}
+
+export class PgqueQueueNotWritableError extends PgqueError {
+  readonly code = PGQUE_ERROR_CODES.queueNotWritable;
+}
+
+export class PgqueTickerStateError extends PgqueError {
+  readonly code = PGQUE_ERROR_CODES.tickerState;
+}
+
+export class PgqueConsumerStateError extends PgqueError {
+  readonly code = PGQUE_ERROR_CODES.consumerState;
+}
+
+export class PgqueEngineStateError extends PgqueError {
+  readonly code = PGQUE_ERROR_CODES.engineState;
+}
+
 export class PgqueInvalidInputError extends PgqueError {
   readonly code = PGQUE_ERROR_CODES.invalidInput;
   constructor(
@@ -114,13 +152,19 @@ const CONNECTION_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
 const CONNECTION_MESSAGES =
   /connection terminated|connection error|not queryable|timeout exceeded when trying to connect|client was closed|cannot use a pool after calling end|server closed the connection|terminating connection/i;
 
-const QUEUE_NOT_FOUND =
-  /queue not found|no such queue|no such event queue|event queue not found|event queue not created/i;
-const CONSUMER_NOT_FOUND =
-  /consumer not registered|consumer not found|not subscribed|not subscriber/i;
-const BATCH_NOT_FOUND = /batch not found|batch \d+ not found|cannot find data for batch/i;
-const SERVER_INVALID_INPUT =
-  /must not be empty|must not contain dot|must be >=|must be >|too long|unsupported batch_handling|cannot change parameter|invalid null value|must be an exact divisor|must not be null/i;
+/** The SQLSTATEs the engine raises on purpose, one per condition (class PQ). */
+export const PGQUE_SQLSTATES = {
+  queueNotFound: 'PQ001',
+  consumerNotFound: 'PQ002',
+  batchNotFound: 'PQ003',
+  eventNotFound: 'PQ004',
+  deadLetterNotFound: 'PQ005',
+  queueNotWritable: 'PQ006',
+  tickerState: 'PQ007',
+  consumerState: 'PQ008',
+  engineState: 'PQ009',
+  invalidInput: 'PQ010',
+} as const;
 
 /**
  * Translates anything thrown while talking to the database into a `PgqueError`.
@@ -141,16 +185,30 @@ export function toPgqueError(error: unknown, context: ErrorContext): PgqueError 
   ) {
     return new PgqueConnectionError(what, options);
   }
-  if (BATCH_NOT_FOUND.test(message)) {
-    return new PgqueBatchNotFoundError(context.batchId, what, options);
+  switch (sqlState) {
+    case PGQUE_SQLSTATES.queueNotFound:
+      return new PgqueQueueNotFoundError(context.queue, what, options);
+    case PGQUE_SQLSTATES.consumerNotFound:
+      return new PgqueConsumerNotFoundError(context.queue, context.consumer, what, options);
+    case PGQUE_SQLSTATES.batchNotFound:
+      return new PgqueBatchNotFoundError(context.batchId, what, options);
+    case PGQUE_SQLSTATES.eventNotFound:
+      return new PgqueEventNotFoundError(what, options);
+    case PGQUE_SQLSTATES.deadLetterNotFound:
+      return new PgqueDeadLetterNotFoundError(what, options);
+    case PGQUE_SQLSTATES.queueNotWritable:
+      return new PgqueQueueNotWritableError(what, options);
+    case PGQUE_SQLSTATES.tickerState:
+      return new PgqueTickerStateError(what, options);
+    case PGQUE_SQLSTATES.consumerState:
+      return new PgqueConsumerStateError(what, options);
+    case PGQUE_SQLSTATES.engineState:
+      return new PgqueEngineStateError(what, options);
+    case PGQUE_SQLSTATES.invalidInput:
+      return new PgqueInvalidInputError(what, undefined, options);
   }
-  if (QUEUE_NOT_FOUND.test(message)) {
-    return new PgqueQueueNotFoundError(context.queue, what, options);
-  }
-  if (CONSUMER_NOT_FOUND.test(message)) {
-    return new PgqueConsumerNotFoundError(context.queue, context.consumer, what, options);
-  }
-  if ((sqlState !== undefined && sqlState.startsWith('22')) || SERVER_INVALID_INPUT.test(message)) {
+  // data exceptions (a text that is no integer, an out-of-range value) are bad input too
+  if (sqlState?.startsWith('22')) {
     return new PgqueInvalidInputError(what, undefined, options);
   }
   return new PgqueSqlError(what, options);

@@ -29,7 +29,7 @@ begin
        for key share;
   end if;
   if not found then
-    raise exception 'queue not found: %', i_queue_name;
+    raise exception 'queue not found: %', i_queue_name using errcode = 'PQ001';
   end if;
   data_table := pgque._event_table(q.queue_id, q.queue_cur_table);
   event_seq := pgque._queue_sequence(q.queue_id, 'id');

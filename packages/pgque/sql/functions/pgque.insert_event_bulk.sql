@@ -15,7 +15,7 @@ declare
 begin
   select * into w from pgque._writer_table(insert_event_bulk.queue_name);
   if w.insert_disabled then
-    raise exception 'Insert into queue disallowed';
+    raise exception 'Insert into queue disallowed' using errcode = 'PQ006';
   end if;
   execute pg_catalog.format(
     'with src as materialized ('

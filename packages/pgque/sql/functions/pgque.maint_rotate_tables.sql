@@ -29,7 +29,7 @@ begin
     return 0;
   end if;
   if cur_txid < q.queue_switch_step1 then
-    raise exception 'queue % maint failure: step1=%, current=%', i_queue_name, q.queue_switch_step1, cur_txid;
+    raise exception 'queue % maint failure: step1=%, current=%', i_queue_name, q.queue_switch_step1, cur_txid using errcode = 'PQ009';
   end if;
 
   -- open windows of paged cooperative groups still need their ticks and tables
@@ -41,7 +41,7 @@ begin
     select pg_catalog.pg_snapshot_xmin(tick_snapshot)::text::bigint into lowest_xmin
       from pgque.tick where tick_queue = q.queue_id and tick_id = lowest_tick;
     if not found then
-      raise exception 'queue % maint failure: tick % not found', i_queue_name, lowest_tick;
+      raise exception 'queue % maint failure: tick % not found', i_queue_name, lowest_tick using errcode = 'PQ009';
     end if;
   else
     lowest_xmin := pg_catalog.pg_snapshot_xmin(pg_catalog.pg_current_snapshot())::text::bigint;

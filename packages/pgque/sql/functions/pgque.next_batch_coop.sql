@@ -58,10 +58,10 @@ begin
     perform pgque.register_subconsumer(i_queue, i_consumer, i_subconsumer, false);
   end loop;
   if main.sub_queue is null then
-    raise exception 'cooperative main consumer not found: %/%', i_queue, i_consumer;
+    raise exception 'cooperative main consumer not found: %/%', i_queue, i_consumer using errcode = 'PQ002';
   end if;
   if member.sub_queue is null then
-    raise exception 'cooperative subconsumer not found: %/%/%', i_queue, i_consumer, i_subconsumer;
+    raise exception 'cooperative subconsumer not found: %/%/%', i_queue, i_consumer, i_subconsumer using errcode = 'PQ002';
   end if;
 
   if member.sub_batch is not null then
@@ -104,12 +104,12 @@ begin
 
   if main.sub_batch is not null or main.sub_next_tick is not null then
     raise exception 'cooperative main consumer %/% has an unexpected active batch %',
-      i_queue, i_consumer, main.sub_batch;
+      i_queue, i_consumer, main.sub_batch using errcode = 'PQ008';
   end if;
   select * into prev from pgque.tick where tick_queue = main.sub_queue and tick_id = main.sub_last_tick;
   if not found then
     raise exception 'PgQ corruption: cooperative consumer % on queue % does not see tick %',
-      i_consumer, i_queue, main.sub_last_tick;
+      i_consumer, i_queue, main.sub_last_tick using errcode = 'PQ009';
   end if;
   cur := pgque._next_tick(main.sub_queue, prev, i_min_lag, i_min_count, i_min_interval);
 

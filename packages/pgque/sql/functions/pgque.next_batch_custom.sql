@@ -26,23 +26,23 @@ begin
    where q.queue_name = i_queue_name and c.co_name = i_consumer_name
      for update of s;
   if not found then
-    raise exception 'Not subscriber to queue: %/%', i_queue_name, i_consumer_name;
+    raise exception 'Not subscriber to queue: %/%', i_queue_name, i_consumer_name using errcode = 'PQ002';
   end if;
   if sub.sub_role = 'coop_member' then
     raise exception 'consumer % on queue % is a cooperative subconsumer; use receive_coop / next_batch (cooperative form) instead of the legacy 5-arg next_batch_custom',
-      i_consumer_name, i_queue_name;
+      i_consumer_name, i_queue_name using errcode = 'PQ008';
   end if;
   if sub.sub_role = 'coop_main' and exists (
        select 1 from pgque.subscription m
         where m.sub_queue = sub.sub_queue and m.sub_id = sub.sub_id and m.sub_role = 'coop_member') then
     raise exception 'consumer % on queue % is a cooperative main consumer; use cooperative receive/next_batch with a subconsumer',
-      i_consumer_name, i_queue_name;
+      i_consumer_name, i_queue_name using errcode = 'PQ008';
   end if;
 
   select * into prev from pgque.tick where tick_queue = sub.sub_queue and tick_id = sub.sub_last_tick;
   if not found then
     raise exception 'PgQ corruption: Consumer % on queue % does not see tick %',
-      i_consumer_name, i_queue_name, sub.sub_last_tick;
+      i_consumer_name, i_queue_name, sub.sub_last_tick using errcode = 'PQ009';
   end if;
 
   if sub.sub_batch is not null then

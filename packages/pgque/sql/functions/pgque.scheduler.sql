@@ -8,7 +8,7 @@ set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
   if p_period_ms is null or p_period_ms < 1 or p_period_ms > 1000 or 1000 % p_period_ms <> 0 then
-    raise exception 'tick_period_ms must be an exact divisor of 1000 between 1 and 1000 (got %)', p_period_ms;
+    raise exception 'tick_period_ms must be an exact divisor of 1000 between 1 and 1000 (got %)', p_period_ms using errcode = 'PQ010';
   end if;
   update pgque.config set tick_period_ms = p_period_ms;
   return p_period_ms;

@@ -10,7 +10,7 @@ set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
   if payloads is null then
-    raise exception 'payloads must not be null';
+    raise exception 'payloads must not be null' using errcode = 'PQ010';
   end if;
   if pg_catalog.cardinality(payloads) = 0 then
     return '{}';
@@ -27,7 +27,7 @@ set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
   if payloads is null then
-    raise exception 'payloads must not be null';
+    raise exception 'payloads must not be null' using errcode = 'PQ010';
   end if;
   return pgque.send_batch(queue_name, type_name, payloads::text[]);
 end;

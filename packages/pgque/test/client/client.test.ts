@@ -8,9 +8,10 @@ import {
   PgqueBatchNotFoundError,
   PgqueConnectionError,
   PgqueConsumerNotFoundError,
+  PgqueConsumerStateError,
+  PgqueDeadLetterNotFoundError,
   PgqueInvalidInputError,
   PgqueQueueNotFoundError,
-  PgqueSqlError,
 } from '../../src/index.js';
 import { clientFor, forceTick, waitFor } from './support.js';
 
@@ -122,7 +123,7 @@ describe('queues', () => {
 
   it('drops a queue, refusing while consumers are attached unless forced', async () => {
     const queue = await queueWithConsumer();
-    await expect(client.dropQueue(queue)).rejects.toBeInstanceOf(PgqueSqlError);
+    await expect(client.dropQueue(queue)).rejects.toBeInstanceOf(PgqueConsumerStateError);
     expect(await client.dropQueue(queue, { force: true })).toBe(1);
     expect(await client.queueInfo(queue)).toBeNull();
     await expect(client.dropQueue(queue)).rejects.toBeInstanceOf(PgqueQueueNotFoundError);
@@ -322,7 +323,7 @@ describe('retries and dead letters', () => {
     const replayed = await client.receive(queue, 'c1');
     expect(replayed.map((m) => m.msgId)).toEqual([newId]);
     expect(await client.dlqReplay(dead[0]?.id as bigint).catch((e) => e)).toBeInstanceOf(
-      PgqueSqlError,
+      PgqueDeadLetterNotFoundError,
     );
 
     expect(await client.dlqPurge(queue, 0)).toBe(1);
@@ -383,7 +384,7 @@ describe('cooperative members', () => {
     expect(members.find((m) => m.consumerName === 'grp.w1')?.currentBatch).toBe(got[0]?.batchId);
 
     await expect(client.unsubscribeSubconsumer(queue, 'grp', 'w1')).rejects.toBeInstanceOf(
-      PgqueSqlError,
+      PgqueConsumerStateError,
     );
     expect(await client.unsubscribeSubconsumer(queue, 'grp', 'w1', { batchHandling: 1 })).toBe(1);
     expect(await client.unsubscribeSubconsumer(queue, 'grp', 'w1', { batchHandling: 1 })).toBe(0);

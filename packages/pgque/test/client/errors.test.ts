@@ -4,9 +4,15 @@ import {
   PgqueBatchNotFoundError,
   PgqueConnectionError,
   PgqueConsumerNotFoundError,
+  PgqueConsumerStateError,
+  PgqueDeadLetterNotFoundError,
+  PgqueEngineStateError,
+  PgqueEventNotFoundError,
   PgqueInvalidInputError,
   PgqueQueueNotFoundError,
+  PgqueQueueNotWritableError,
   PgqueSqlError,
+  PgqueTickerStateError,
   toPgqueError,
 } from '../../src/index.js';
 
@@ -30,24 +36,22 @@ describe('toPgqueError', () => {
     ],
     [serverError('the database system is starting up', '57P03'), PgqueConnectionError],
     [serverError('connection failure', '08006'), PgqueConnectionError],
-    [serverError('queue not found: q'), PgqueQueueNotFoundError],
-    [serverError('No such event queue'), PgqueQueueNotFoundError],
-    [serverError('Event queue not created yet'), PgqueQueueNotFoundError],
-    [serverError('no such queue'), PgqueQueueNotFoundError],
-    [serverError('Not subscriber to queue: q/c'), PgqueConsumerNotFoundError],
-    [serverError('consumer not registered'), PgqueConsumerNotFoundError],
-    [serverError('cooperative subconsumer not found: q/c/s'), PgqueConsumerNotFoundError],
-    [serverError('batch not found: 9'), PgqueBatchNotFoundError],
-    [serverError('batch_retry: batch 9 not found'), PgqueBatchNotFoundError],
-    [serverError('Cannot find data for batch 9'), PgqueBatchNotFoundError],
-    [serverError('cooperative subconsumer name must not contain dot: a.b'), PgqueInvalidInputError],
-    [serverError('pgque.receive: max_return must be >= 1, got 0'), PgqueInvalidInputError],
+    [serverError('queue not found: q', 'PQ001'), PgqueQueueNotFoundError],
+    [serverError('Not subscriber to queue: q/c', 'PQ002'), PgqueConsumerNotFoundError],
+    [serverError('batch not found: 9', 'PQ003'), PgqueBatchNotFoundError],
+    [serverError('msg_id 5 not found in batch 9', 'PQ004'), PgqueEventNotFoundError],
+    [serverError('dead letter entry not found: 3', 'PQ005'), PgqueDeadLetterNotFoundError],
+    [serverError('Insert into queue disallowed', 'PQ006'), PgqueQueueNotWritableError],
+    [serverError('Ticker has been paused for this queue', 'PQ007'), PgqueTickerStateError],
+    [serverError('cannot drop queue, consumers still attached', 'PQ008'), PgqueConsumerStateError],
+    [serverError('Invalid PgQ state: old xmin=1', 'PQ009'), PgqueEngineStateError],
+    [serverError('pgque.receive: max_return must be >= 1, got 0', 'PQ010'), PgqueInvalidInputError],
     [
       serverError('invalid input syntax for type interval: "soon"', '22007'),
       PgqueInvalidInputError,
     ],
-    [serverError('msg_id 5 not found in batch 9'), PgqueSqlError],
-    [serverError('cannot drop queue, consumers still attached'), PgqueSqlError],
+    // the text alone decides nothing: an engine that raises without a code maps to SqlError
+    [serverError('queue not found: q'), PgqueSqlError],
     [serverError('permission denied for function ticker', '42501'), PgqueSqlError],
   ])('maps %s', (error, expected) => {
     const mapped = toPgqueError(error, context);
@@ -59,14 +63,14 @@ describe('toPgqueError', () => {
 
   it('carries the identifiers and stable codes', () => {
     const batch = toPgqueError(
-      serverError('batch not found: 9'),
+      serverError('batch not found: 9', 'PQ003'),
       context,
     ) as PgqueBatchNotFoundError;
     expect(batch.batchId).toBe(9n);
     expect(batch.code).toBe(PGQUE_ERROR_CODES.batchNotFound);
-    expect(batch.sqlState).toBe('P0001');
+    expect(batch.sqlState).toBe('PQ003');
     const consumer = toPgqueError(
-      serverError('consumer not registered'),
+      serverError('consumer not registered', 'PQ002'),
       context,
     ) as PgqueConsumerNotFoundError;
     expect([consumer.queue, consumer.consumer, consumer.code]).toEqual([
@@ -79,6 +83,12 @@ describe('toPgqueError', () => {
       'PGQUE_ERR_QUEUE_NOT_FOUND',
       'PGQUE_ERR_CONSUMER_NOT_FOUND',
       'PGQUE_ERR_BATCH_NOT_FOUND',
+      'PGQUE_ERR_EVENT_NOT_FOUND',
+      'PGQUE_ERR_DEAD_LETTER_NOT_FOUND',
+      'PGQUE_ERR_QUEUE_NOT_WRITABLE',
+      'PGQUE_ERR_TICKER_STATE',
+      'PGQUE_ERR_CONSUMER_STATE',
+      'PGQUE_ERR_ENGINE_STATE',
       'PGQUE_ERR_INVALID_INPUT',
       'PGQUE_ERR_SQL',
     ]);

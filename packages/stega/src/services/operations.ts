@@ -1,3 +1,4 @@
+import { PgqueDeadLetterNotFoundError, toPgqueError } from '@stega/pgque';
 import { jobAdd } from '../db/jobs.js';
 import { NOTIFICATIONS_QUEUE } from '../db/migrate.js';
 import {
@@ -83,7 +84,7 @@ export async function replayDeadLetter(
   try {
     return { dead_letter_id: id, event_id: await deadLetterReplay(ctx.pool, id) };
   } catch (error) {
-    if (/dead letter entry not found/.test((error as Error).message)) {
+    if (toPgqueError(error, { operation: 'dlqReplay' }) instanceof PgqueDeadLetterNotFoundError) {
       throw new NotFoundError('dead letter', id);
     }
     throw error;
