@@ -1,6 +1,7 @@
 import type { TaskList } from 'graphile-worker';
 import type pg from 'pg';
 import { z } from 'zod';
+import { slaDeadlineArmNext } from '../db/sla-deadline.js';
 import type { Logger } from '../log.js';
 import { checkSlaBreaches } from './check-sla-breaches.js';
 import { generateActivityReport, generateWeeklyReportIfDue } from './generate-activity-report.js';
@@ -12,6 +13,8 @@ export interface TaskDeps {
   timeZone: string;
   /** The current time; injected so tests can move it. */
   now: () => Date;
+  /** Told the next instant each check run armed the deadline job for (the jobs runner's timer). */
+  onArmed?: (next: Date) => void;
 }
 
 const reportPayload = z
@@ -29,9 +32,14 @@ const reportPayload = z
 /** The jobs Stega runs on graphile-worker (the role Minion had in the original design). */
 export function stegaTasks(deps: TaskDeps): TaskList {
   return {
+    // Every run, whether from the deadline job, the cron or the API, re-arms the deadline
+    // job for the first instant after its own `now`: everything up to `now` it has handled.
     check_sla_breaches: async () => {
-      const result = await checkSlaBreaches(deps.pool, deps.now());
+      const now = deps.now();
+      const result = await checkSlaBreaches(deps.pool, now);
       if (result.breaches || result.warnings) deps.logger.info(result, 'SLA alerts published');
+      const next = await slaDeadlineArmNext(deps.pool, now);
+      if (next) deps.onArmed?.(next);
     },
     weekly_activity_report: async () => {
       const id = await generateWeeklyReportIfDue(deps.pool, deps.now(), deps.timeZone);
@@ -56,7 +64,10 @@ export function stegaTasks(deps: TaskDeps): TaskList {
   };
 }
 
-/** Every minute: detection, and the weekly report check (its own wall-clock logic). */
+/**
+ * Every minute: detection (the backstop of the deadline job), and the weekly report check
+ * (its own wall-clock logic).
+ */
 export const STEGA_CRONTAB = [
   '* * * * * check_sla_breaches ?fill=10m&max=1',
   '* * * * * weekly_activity_report ?max=3',

@@ -1,6 +1,7 @@
 import { run } from 'graphile-worker';
 import type pg from 'pg';
 import type { Config } from '../config.js';
+import { SLA_DEADLINE_JOB_KEY, SLA_DEADLINE_TASK } from '../db/sla-deadline.js';
 import { graphileLogger } from '../jobs/job-logger.js';
 import { recordJobRuns } from '../jobs/job-run-log.js';
 import { STEGA_CRONTAB, stegaTasks } from '../jobs/tasks.js';
@@ -8,29 +9,69 @@ import type { Logger } from '../log.js';
 import type { RunningService } from './service.js';
 
 /**
+ * How often an idle runner looks for jobs whose run_at has come. graphile-worker is woken
+ * by NOTIFY when a job is added, not when a future run_at arrives, so this bounds how late
+ * a deadline armed by another process (a new ticket's clock) starts.
+ */
+export const JOBS_POLL_INTERVAL_MS = 250;
+
+/**
  * The jobs runner: graphile-worker with Stega's tasks and crontab. Any number may run;
- * graphile-worker makes each cron minute fire once across them.
+ * graphile-worker makes each cron minute fire once across them, and one runner takes each
+ * run of the deadline job. On start the deadline job is moved to now (a runner that was
+ * down catches up at once); after each check run this runner also sets a timer for the
+ * instant it armed and, when it fires, moves the job to that moment and wakes the runners
+ * (NOTIFY), so the check starts at the instant rather than at the next poll.
  */
 export async function startJobs(
   config: Config,
   pool: pg.Pool,
   logger: Logger,
   now: () => Date = () => new Date(),
+  /** Tests leave the per-minute backstop out to see the deadline job alone. */
+  crontab = STEGA_CRONTAB,
 ): Promise<RunningService> {
+  let timer: NodeJS.Timeout | undefined;
+  let timerAt = Number.POSITIVE_INFINITY;
+  let stopped = false;
+  const wake = () => {
+    timer = undefined;
+    timerAt = Number.POSITIVE_INFINITY;
+    if (stopped) return;
+    runner
+      .addJob(
+        SLA_DEADLINE_TASK,
+        {},
+        { jobKey: SLA_DEADLINE_JOB_KEY, jobKeyMode: 'replace', maxAttempts: 5 },
+      )
+      .catch((err: unknown) => logger.warn({ err }, 'could not wake the deadline job'));
+  };
+  const onArmed = (next: Date) => {
+    const at = next.getTime();
+    if (stopped || at >= timerAt) return;
+    clearTimeout(timer);
+    timerAt = at;
+    // setTimeout holds at most ~24.8 days; the job's own run_at covers anything later.
+    timer = setTimeout(wake, Math.min(Math.max(0, at - now().getTime()), 2 ** 31 - 1));
+    timer.unref();
+  };
   const runner = await run({
     pgPool: pool,
     concurrency: 2,
     noHandleSignals: true,
-    pollInterval: 1000,
-    taskList: stegaTasks({ pool, logger, timeZone: config.timeZone, now }),
-    crontab: STEGA_CRONTAB,
+    pollInterval: JOBS_POLL_INTERVAL_MS,
+    taskList: stegaTasks({ pool, logger, timeZone: config.timeZone, now, onArmed }),
+    crontab,
     logger: graphileLogger(logger),
   });
   const runLog = recordJobRuns(runner.events, pool, logger, now);
+  wake();
   logger.info('jobs runner started');
   return {
     name: 'jobs',
     stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
       await runner.stop();
       await runLog.stop();
     },

@@ -8,6 +8,7 @@ import {
   calendarUsage,
 } from '../db/calendars.js';
 import { inTransaction } from '../db/pool.js';
+import { slaDeadlineArmNext } from '../db/sla-deadline.js';
 import { type BusinessCalendar, parseCalendar } from '../domain/index.js';
 import type { ServiceContext } from './context.js';
 import { ConflictError, NotFoundError, toAppError } from './errors.js';
@@ -49,7 +50,8 @@ export async function createCalendar(
 /**
  * Changes some fields; the merged calendar is validated as a whole (leaving `always_open`
  * needs `weekly_hours`). Clocks already running keep their due times until
- * their next recomputation (pause, resume, reopen, new targets).
+ * their next recomputation (pause, resume, reopen, new targets); the deadline job is
+ * re-armed for the next instant.
  * @throws NotFoundError, ValidationError naming the fields, ConflictError for a taken name.
  */
 export async function updateCalendar(
@@ -70,6 +72,7 @@ export async function updateCalendar(
         { name: name ?? row.name, ...calendar },
         ctx.now(),
       );
+      await slaDeadlineArmNext(tx, ctx.now());
       return calendarView(updated as CalendarRow);
     });
   } catch (error) {

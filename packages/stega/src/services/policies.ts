@@ -13,6 +13,7 @@ import {
   policyUpdate,
 } from '../db/policies.js';
 import { inTransaction } from '../db/pool.js';
+import { slaDeadlineArmNext } from '../db/sla-deadline.js';
 import { maskWebhookUrl, type Priority } from '../domain/index.js';
 import type { Actor, ServiceContext } from './context.js';
 import { ConflictError, type Issue, NotFoundError, toAppError, ValidationError } from './errors.js';
@@ -111,7 +112,7 @@ export async function createPolicy(
 
 /**
  * Changes some fields of a policy. New targets apply to tickets created (or re-prioritised)
- * afterwards; running clocks keep theirs.
+ * afterwards; running clocks keep theirs. The deadline job is re-armed for the next instant.
  */
 export async function updatePolicy(
   ctx: ServiceContext,
@@ -126,7 +127,9 @@ export async function updatePolicy(
     const fields = fieldsOf({ ...current, ...patch }, current);
     return withPolicyErrors(fields, async () => {
       if (patch.calendar_id !== undefined) await requireCalendar(tx, fields.calendar_id);
-      return policyView((await policyUpdate(tx, id, fields, ctx.now())) as PolicyRow, viewer);
+      const updated = (await policyUpdate(tx, id, fields, ctx.now())) as PolicyRow;
+      await slaDeadlineArmNext(tx, ctx.now());
+      return policyView(updated, viewer);
     });
   });
 }

@@ -3,6 +3,7 @@ import { type ActivityEntry, activityInsert } from '../db/activity.js';
 import { agentGet } from '../db/agents.js';
 import { type CalendarRow, calendarGet } from '../db/calendars.js';
 import { clockListByTicket, clockSave } from '../db/clocks.js';
+import { slaDeadlineArm } from '../db/sla-deadline.js';
 import { type TicketRow, ticketLock } from '../db/tickets.js';
 import type { BusinessCalendar, TicketSla } from '../domain/index.js';
 import type { Actor, ServiceContext } from './context.js';
@@ -35,8 +36,9 @@ export async function loadSla(tx: Queryable, ticket: TicketRow): Promise<StoredS
 }
 
 /**
- * Stores the new SLA (due and warning instants recomputed) and returns the activity entries
- * describing what changed on the clocks.
+ * Stores the new SLA (due and warning instants recomputed), arms the deadline job for the
+ * earliest instant of a running clock, and returns the activity entries describing what
+ * changed on the clocks.
  */
 export async function storeSla(
   tx: Queryable,
@@ -47,10 +49,18 @@ export async function storeSla(
 ): Promise<ActivityEntry[]> {
   const changes = clockChanges(before, after.sla);
   if (changes.length > 0) {
-    await clockSave(
-      tx,
-      clockRowsOf(ticketId, after.calendarId, after.calendar, after.sla, ctx.warningShare),
+    const rows = clockRowsOf(
+      ticketId,
+      after.calendarId,
+      after.calendar,
+      after.sla,
+      ctx.warningShare,
     );
+    await clockSave(tx, rows);
+    const instants = rows
+      .filter((row) => row.stopped_at === null && row.paused_since === null)
+      .map((row) => Math.min(row.warn_at.getTime(), row.due_at.getTime()));
+    if (instants.length > 0) await slaDeadlineArm(tx, new Date(Math.min(...instants)));
   }
   return changes;
 }
