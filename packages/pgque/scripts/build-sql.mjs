@@ -50,12 +50,24 @@ function guardedMigration({ id, name, file }) {
 
 /**
  * The engine's own rules, refused at build time:
+ * - one function (with all its overloads) per file, named after it, opening with a header;
  * - every security-definer function or procedure pins search_path with pg_temp last, or a
  *   caller's temporary objects would shadow the engine's types and functions;
  * - the table and sequence names stored in pgque.queue are written once, by create_queue,
  *   and never read back into SQL: identifiers come from the queue id (_event_table).
  */
 function checkFunctionFile(file, body) {
+  // one function, all its overloads, per file, named after it, opening with its header
+  const own = file.slice(0, -'.sql'.length);
+  const defined = new Set(
+    [...body.matchAll(/^create or replace (?:function|procedure) ([\w.]+)/gm)].map((m) => m[1]),
+  );
+  if (defined.size !== 1 || !defined.has(own)) {
+    throw new Error(`${file}: must define ${own} alone (defines ${[...defined].join(', ')})`);
+  }
+  if (!body.startsWith(`-- ${own.slice('pgque.'.length)}: `)) {
+    throw new Error(`${file}: must open with its header comment "-- ${own.slice('pgque.'.length)}: …"`);
+  }
   const statements = body.split(/(?=^create or replace (?:function|procedure) )/m).slice(1);
   for (const statement of statements) {
     const header = statement.slice(0, statement.search(/^as \$/m));

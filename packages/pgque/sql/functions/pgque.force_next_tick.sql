@@ -27,12 +27,3 @@ begin
   return newest;
 end;
 $$;
-
-create or replace function pgque.force_tick(i_queue_name text)
-returns bigint
-language sql
-security definer
-set search_path = pgque, pg_catalog, pg_temp
-as $$
-  select pgque.force_next_tick(i_queue_name);
-$$;

@@ -76,13 +76,3 @@ begin
   return 1;
 end;
 $$;
-
-create or replace function pgque.subscribe_subconsumer(
-  i_queue text, i_consumer text, i_subconsumer text, i_convert_normal boolean default false)
-returns integer
-language sql
-security definer
-set search_path = pgque, pg_catalog, pg_temp
-as $$
-  select pgque.register_subconsumer(i_queue, i_consumer, i_subconsumer, i_convert_normal);
-$$;

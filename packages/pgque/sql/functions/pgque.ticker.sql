@@ -1,4 +1,4 @@
--- ticker(queue): close a tick when enough happened since the last one: ticker_max_count
+-- ticker: ticker(queue) closes a tick when enough happened since the last one: ticker_max_count
 -- new events, or ticker_max_lag elapsed with at least one. An idle queue still ticks,
 -- at intervals that double from max_lag/2 up to ticker_idle_period.
 -- A tick stores the snapshot and the id sequence's last_value (is_called ignored, so

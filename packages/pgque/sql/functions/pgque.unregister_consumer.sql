@@ -54,12 +54,3 @@ begin
   return removed;
 end;
 $$;
-
-create or replace function pgque.unsubscribe(queue text, consumer text)
-returns integer
-language sql
-security definer
-set search_path = pgque, pg_catalog, pg_temp
-as $$
-  select pgque.unregister_consumer(queue, consumer);
-$$;

@@ -71,13 +71,3 @@ begin
   return 1;
 end;
 $$;
-
-create or replace function pgque.unsubscribe_subconsumer(
-  i_queue text, i_consumer text, i_subconsumer text, i_batch_handling integer default 0)
-returns integer
-language sql
-security definer
-set search_path = pgque, pg_catalog, pg_temp
-as $$
-  select pgque.unregister_subconsumer(i_queue, i_consumer, i_subconsumer, i_batch_handling);
-$$;
