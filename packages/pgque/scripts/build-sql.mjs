@@ -66,7 +66,9 @@ function checkFunctionFile(file, body) {
     throw new Error(`${file}: must define ${own} alone (defines ${[...defined].join(', ')})`);
   }
   if (!body.startsWith(`-- ${own.slice('pgque.'.length)}: `)) {
-    throw new Error(`${file}: must open with its header comment "-- ${own.slice('pgque.'.length)}: …"`);
+    throw new Error(
+      `${file}: must open with its header comment "-- ${own.slice('pgque.'.length)}: …"`,
+    );
   }
   const statements = body.split(/(?=^create or replace (?:function|procedure) )/m).slice(1);
   for (const statement of statements) {
