@@ -8,6 +8,7 @@ import { runCluster } from './processes/cluster.js';
 import { requireDatabaseUrl, serveEmbeddedDatabase } from './processes/database.js';
 import { healthFileCheck, healthProbe, startHealthFile } from './processes/health.js';
 import { startJobs } from './processes/jobs.js';
+import { startMetricsServer } from './processes/metrics-server.js';
 import { startNotificationWorker } from './processes/notification-worker.js';
 import { type RunningService, stopAll, untilSignal } from './processes/service.js';
 import { startSlaBreachWorker } from './processes/sla-breach-worker.js';
@@ -42,6 +43,10 @@ async function serve(role: string, start: Starter): Promise<void> {
     );
   try {
     services.push(await start(config, url, pool, logger));
+    // `stega web` serves /metrics itself, on PORT
+    if (config.metricsPort !== undefined && role !== 'web') {
+      services.push(await startMetricsServer(config.metricsPort, config.host, logger));
+    }
     if (config.healthFile) {
       services.push(
         startHealthFile(config.healthFile, role, healthProbe(role, config, pool), logger),

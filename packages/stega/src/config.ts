@@ -48,6 +48,12 @@ export interface Config {
   subconsumerName: string;
   /** Heartbeat file of a long-running role, read by `stega healthcheck` (STEGA_HEALTH_FILE; unset: none). */
   healthFile: string | undefined;
+  /**
+   * Port of a worker process's Prometheus endpoint GET /metrics (METRICS_PORT; unset: none).
+   * `stega web` serves /metrics on PORT. Under `stega start` and `stega cluster` the
+   * worker children take METRICS_PORT, METRICS_PORT+1, … (see childMetricsPort).
+   */
+  metricsPort: number | undefined;
   /** pino level (LOG_LEVEL, default info). */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
@@ -168,6 +174,7 @@ const envSchema = z.object({
       'SUBCONSUMER_NAME must be non-empty and contain no dot or space',
     ),
   STEGA_HEALTH_FILE: z.string().optional(),
+  METRICS_PORT: intFrom('METRICS_PORT', 1, 65535, 0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
 });
 
@@ -223,6 +230,7 @@ export function loadConfig(
     healthFile: e.STEGA_HEALTH_FILE?.trim()
       ? path.resolve(cwd, e.STEGA_HEALTH_FILE.trim())
       : undefined,
+    metricsPort: e.METRICS_PORT === 0 ? undefined : e.METRICS_PORT,
     logLevel: e.LOG_LEVEL ?? 'info',
   };
 }

@@ -1,4 +1,5 @@
 import swagger from '@fastify/swagger';
+import { Client } from '@stega/pgque';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import {
   jsonSchemaTransform,
@@ -8,6 +9,7 @@ import {
 import type pg from 'pg';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
+import { createScrapeMetrics } from '../metrics-scrape.js';
 import { resolveAdminToken } from '../services/admin-token.js';
 import type { ServiceContext } from '../services/context.js';
 import { registerAuth } from './auth.js';
@@ -87,6 +89,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         return reply.code(503).send({ status: 'database unreachable' });
       }
     },
+  );
+  // Prometheus text: this process's metrics and the database's figures. Public like
+  // /healthz (scrapers seldom carry tokens); it holds counts and masked endpoint labels
+  // only. The engine client makes no connection of its own: every call runs on the pool.
+  const engine = new Client({ max: 1 });
+  app.addHook('onClose', () => engine.close());
+  const metrics = createScrapeMetrics({ db: deps.pool, engine, now, logger: deps.logger });
+  app.get(
+    '/metrics',
+    { config: { access: 'public' }, schema: { hide: true } },
+    async (_request, reply) =>
+      reply.header('content-type', metrics.contentType).send(await metrics.text()),
   );
   app.get('/api/openapi.json', { config: { access: 'public' }, schema: { hide: true } }, async () =>
     app.swagger(),

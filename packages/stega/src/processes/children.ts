@@ -10,25 +10,28 @@ const backoff = (crashes: number) => Math.min(30_000, 1000 * 2 ** Math.min(crash
  * group (Ctrl-C reaches only the parent, which stops them in order) and with an IPC
  * channel (a child whose parent vanished stops by itself). A child that dies is
  * restarted with back-off. `stop` sends SIGTERM and waits; SIGKILL after `graceMs`.
+ * With `metricsPort`, the child in slot i serves its metrics on METRICS_PORT metricsPort + i.
  */
 export function superviseChildren(
   command: string,
   count: number,
   env: NodeJS.ProcessEnv,
   logger: Logger,
-  graceMs = 20_000,
+  options: { graceMs?: number; metricsPort?: number | undefined } = {},
 ): RunningService & { pids(): number[] } {
+  const graceMs = options.graceMs ?? 20_000;
   const children = new Map<number, ChildProcess>();
   let stopping = false;
 
   const launch = (slot: number, crashes: number) => {
+    const metricsPort = options.metricsPort === undefined ? undefined : options.metricsPort + slot;
     const child = spawn(process.execPath, [...process.execArgv, process.argv[1] ?? '', command], {
-      env,
+      env: metricsPort === undefined ? env : { ...env, METRICS_PORT: String(metricsPort) },
       detached: true,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     children.set(slot, child);
-    logger.info({ command, pid: child.pid, slot }, 'child started');
+    logger.info({ command, pid: child.pid, slot, metricsPort }, 'child started');
     const startedAt = Date.now();
     child.once('exit', (code, signal) => {
       if (stopping) return;

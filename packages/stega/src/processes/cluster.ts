@@ -23,8 +23,24 @@ const ROLES = ['ticker', 'jobs', 'notification-worker'] as const;
 export function runCluster(config: Config, logger: Logger, options: ClusterOptions): Promise<void> {
   return runTopology(config, logger, options, async ({ url }, services) => {
     const env = childEnvironment(url);
-    for (const role of ROLES) services.push(superviseChildren(role, 1, env, logger));
-    services.push(superviseChildren('sla-breach-worker', options.slaWorkers, env, logger));
+    // with METRICS_PORT, each worker child gets the next port: ticker, jobs,
+    // notification-worker, then the sla-breach-workers (web serves /metrics on PORT)
+    let port = config.metricsPort;
+    const next = (count: number) => {
+      const base = port;
+      if (port !== undefined) port += count;
+      return { metricsPort: base };
+    };
+    for (const role of ROLES) services.push(superviseChildren(role, 1, env, logger, next(1)));
+    services.push(
+      superviseChildren(
+        'sla-breach-worker',
+        options.slaWorkers,
+        env,
+        logger,
+        next(options.slaWorkers),
+      ),
+    );
     services.push(superviseChildren('web', 1, env, logger));
     const web = `http://localhost:${config.port}`;
     await waitForHealthz(web, 60_000, logger);

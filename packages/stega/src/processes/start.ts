@@ -88,7 +88,9 @@ export async function runTopology(
 /**
  * `stega start`: the whole system from one command. Web, ticker, jobs and
  * notification-worker run in this process and SLA_WORKERS sla-breach-worker child
- * processes beside it (separate processes, as in production).
+ * processes beside it (separate processes, as in production). This process's metrics are
+ * at the web server's /metrics; with METRICS_PORT the workers serve theirs on
+ * METRICS_PORT, METRICS_PORT+1, ….
  */
 export function runStart(config: Config, logger: Logger, options: StartOptions): Promise<void> {
   return runTopology(config, logger, options, async ({ url, pool }, services) => {
@@ -103,7 +105,9 @@ export function runStart(config: Config, logger: Logger, options: StartOptions):
       ),
     );
     services.push(
-      superviseChildren('sla-breach-worker', config.slaWorkers, childEnvironment(url), logger),
+      superviseChildren('sla-breach-worker', config.slaWorkers, childEnvironment(url), logger, {
+        metricsPort: config.metricsPort,
+      }),
     );
     const web = await startWeb(config, pool, logger.child({ service: 'web' }));
     services.push(web);
@@ -114,10 +118,16 @@ export function runStart(config: Config, logger: Logger, options: StartOptions):
 /**
  * The environment of a child process: this one's, pointed at the topology's database.
  * Per-process settings are left out: SUBCONSUMER_NAME, so that each sla-breach-worker
- * child is its own member (`hostname-pid`) rather than N processes sharing one name, and
- * STEGA_HEALTH_FILE (one container, one role, one file).
+ * child is its own member (`hostname-pid`) rather than N processes sharing one name,
+ * STEGA_HEALTH_FILE (one container, one role, one file) and METRICS_PORT (one port, one
+ * process: the supervisor gives each child its own).
  */
 export function childEnvironment(databaseUrl: string): NodeJS.ProcessEnv {
-  const { SUBCONSUMER_NAME: _name, STEGA_HEALTH_FILE: _health, ...env } = process.env;
+  const {
+    SUBCONSUMER_NAME: _name,
+    STEGA_HEALTH_FILE: _health,
+    METRICS_PORT: _metrics,
+    ...env
+  } = process.env;
   return { ...env, DATABASE_URL: databaseUrl };
 }

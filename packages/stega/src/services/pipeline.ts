@@ -1,4 +1,10 @@
-import { deliveryCountByReplica } from '../db/delivery-stats.js';
+import {
+  deliveryCountByReplica,
+  deliveryLatenessSummary,
+  type LatenessSummary,
+  type UndeliveredSummary,
+  undeliveredAlertSummary,
+} from '../db/delivery-stats.js';
 import {
   type CronTaskRow,
   cronTaskList,
@@ -58,9 +64,21 @@ export interface DeliverySeries {
   buckets: Date[];
   /** One series per replica, with a count for every bucket (zeros included). */
   replicas: { delivered_by: string; counts: number[]; total: number }[];
+  /** Lateness (delivered − due) of the deliveries of the last hour, whatever `minutes` is. */
+  lateness: LatenessSummary & { window_seconds: number };
+  /** Alerts not delivered yet, and the one waiting longest. */
+  undelivered: {
+    count: number;
+    oldest: (NonNullable<UndeliveredSummary['oldest']> & { age_seconds: number }) | null;
+  };
 }
 
-/** Deliveries per replica over the last `minutes`, in buckets of `bucketSeconds`. */
+const LATENESS_WINDOW_SECONDS = 3600;
+
+/**
+ * Deliveries per replica over the last `minutes`, in buckets of `bucketSeconds`; with the
+ * lateness of the last hour's deliveries and the alerts still undelivered (from the ledger).
+ */
 export async function deliveriesPerReplica(
   ctx: ServiceContext,
   minutes: number,
@@ -72,7 +90,16 @@ export async function deliveriesPerReplica(
   const from = new Date(to.getTime() - Math.ceil((minutes * 60_000) / bucketMs) * bucketMs);
   const buckets: Date[] = [];
   for (let t = from.getTime(); t < to.getTime(); t += bucketMs) buckets.push(new Date(t));
-  const rows = await deliveryCountByReplica(ctx.pool, from, to, bucketSeconds);
+  const nowDate = new Date(now);
+  const [rows, lateness, undelivered] = await Promise.all([
+    deliveryCountByReplica(ctx.pool, from, to, bucketSeconds),
+    deliveryLatenessSummary(
+      ctx.pool,
+      new Date(now - LATENESS_WINDOW_SECONDS * 1000),
+      new Date(now + 1000),
+    ),
+    undeliveredAlertSummary(ctx.pool, nowDate),
+  ]);
   const replicas = new Map<string, number[]>();
   for (const row of rows) {
     const index = Math.round((row.bucket_start.getTime() - from.getTime()) / bucketMs);
@@ -96,5 +123,15 @@ export async function deliveriesPerReplica(
         total: counts.reduce((a, b) => a + b, 0),
       }))
       .sort((a, b) => a.delivered_by.localeCompare(b.delivered_by)),
+    lateness: { ...lateness, window_seconds: LATENESS_WINDOW_SECONDS },
+    undelivered: {
+      count: undelivered.count,
+      oldest: undelivered.oldest
+        ? {
+            ...undelivered.oldest,
+            age_seconds: Math.max(0, (now - undelivered.oldest.due_at.getTime()) / 1000),
+          }
+        : null,
+    },
   };
 }

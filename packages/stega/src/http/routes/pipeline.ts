@@ -66,6 +66,33 @@ export const deliverySeriesOut = z.object({
       total: z.number().int(),
     }),
   ),
+  lateness: z
+    .object({
+      window_seconds: z.number().int(),
+      deliveries: z.number().int(),
+      p50_seconds: z.number().nullable(),
+      p99_seconds: z.number().nullable(),
+      max_seconds: z.number().nullable(),
+    })
+    .describe(
+      'Delivered minus due instant (warning instant for warnings) of the deliveries of the last hour, whatever `minutes` is',
+    ),
+  undelivered: z
+    .object({
+      count: z.number().int(),
+      oldest: z
+        .object({
+          alert_type: z.enum(['breach', 'warning']),
+          alert_id: id,
+          ticket_id: id,
+          due_at: z.date(),
+          age_seconds: z.number(),
+        })
+        .nullable(),
+    })
+    .describe(
+      'Alerts with a channel still to deliver or not yet picked up by a worker, and the one due longest ago',
+    ),
 });
 
 const takeoverParams = z.strictObject({
@@ -130,7 +157,8 @@ export function pipelineRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
         config: admin,
         schema: {
           tags: ['operations'],
-          summary: 'Alert deliveries per sla-breach-worker replica (delivered_by) over time',
+          summary:
+            'Alert deliveries per sla-breach-worker replica (delivered_by) over time; lateness of the last hour and the oldest undelivered alert',
           querystring: seriesQuery,
           response: { 200: deliverySeriesOut, ...errors },
         },

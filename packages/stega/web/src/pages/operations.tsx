@@ -4,6 +4,7 @@ import { LineChart } from '../components/charts.js';
 import { Freshness, LoadState, Section, TableRegion } from '../components/layout.js';
 import { formatAgo, formatDateTime, formatDuration, formatNumber, formatTime } from '../format.js';
 import { usePoll, useTitle } from '../hooks.js';
+import { Link } from '../router.js';
 import type {
   Consumer,
   DeadLetter,
@@ -304,6 +305,7 @@ function DeliveryChart() {
       }
     >
       <LoadState loading={series.loading} error={series.error} empty={!data} />
+      {data ? <DeliveryTimeliness series={data} /> : null}
       {data ? (
         <LineChart
           id="delivery-chart"
@@ -328,6 +330,55 @@ function DeliveryChart() {
         />
       ) : null}
     </Section>
+  );
+}
+
+/** Seconds with sub-second precision below a minute (lateness is about seconds). */
+function formatSeconds(seconds: number | null): string {
+  if (seconds === null) return '—';
+  return seconds < 60
+    ? `${seconds.toFixed(seconds < 10 ? 2 : 1)} s`
+    : formatDuration(seconds * 1000);
+}
+
+/** Lateness of the last hour's deliveries and the alert waiting longest, from the ledger. */
+function DeliveryTimeliness({ series }: { series: DeliverySeries }) {
+  const { lateness, undelivered } = series;
+  const oldest = undelivered.oldest;
+  return (
+    <dl className="figures" aria-label="Alert timeliness">
+      <div>
+        <dt>Lateness p50, last hour</dt>
+        <dd>{formatSeconds(lateness.p50_seconds)}</dd>
+      </div>
+      <div>
+        <dt>Lateness p99, last hour</dt>
+        <dd>{formatSeconds(lateness.p99_seconds)}</dd>
+      </div>
+      <div>
+        <dt>Deliveries, last hour</dt>
+        <dd>{formatNumber(lateness.deliveries)}</dd>
+      </div>
+      <div>
+        <dt>Undelivered alerts</dt>
+        <dd>{formatNumber(undelivered.count)}</dd>
+      </div>
+      <div>
+        <dt>Oldest undelivered</dt>
+        <dd>
+          {oldest ? (
+            <>
+              <Link to={`/tickets/${oldest.ticket_id}`}>
+                {oldest.alert_type} #{oldest.alert_id}, ticket #{oldest.ticket_id}
+              </Link>{' '}
+              <span className="muted small">due {formatAgo(oldest.age_seconds)}</span>
+            </>
+          ) : (
+            'none'
+          )}
+        </dd>
+      </div>
+    </dl>
   );
 }
 

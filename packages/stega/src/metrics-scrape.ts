@@ -1,0 +1,118 @@
+import type { Client, Queryable } from '@stega/pgque';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { undeliveredAlertSummary } from './db/delivery-stats.js';
+import { NOTIFICATIONS_QUEUE } from './db/migrate.js';
+import type { Logger } from './log.js';
+import { METRICS_CONTENT_TYPE, processMetrics } from './metrics.js';
+
+export interface ScrapeSource {
+  /** Where the application's figures are read (the process's pool). */
+  db: Queryable;
+  /** The queue engine's API; its calls run on `db`. */
+  engine: Client;
+  now: () => Date;
+  logger: Logger;
+}
+
+/**
+ * The figures the database knows, computed at each scrape rather than kept in a process
+ * (any process reports the same values): alerts not delivered yet and the age of the
+ * oldest, queue depth and consumer lag, tick age. The queue's come from the engine's
+ * client (`queueInfo`, `consumerInfo`), never from hand-written engine SQL. A failed read
+ * leaves the previous values, counts stega_metrics_scrape_errors_total and is logged.
+ * Served by `stega web` only: every process would report the same figures.
+ */
+export interface ScrapeMetrics {
+  registry: Registry;
+  /** Reads the figures into the registry's gauges. */
+  refresh(): Promise<void>;
+  /** This process's metrics and the database's, as Prometheus text. */
+  text(): Promise<string>;
+  contentType: string;
+}
+
+export function createScrapeMetrics(source: ScrapeSource): ScrapeMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  const undelivered = new Gauge({
+    name: 'stega_alerts_undelivered',
+    help: 'Alerts with a channel still to deliver, or not yet picked up by a worker.',
+    registers,
+  });
+  const oldest = new Gauge({
+    name: 'stega_alert_oldest_undelivered_seconds',
+    help: 'How long ago the instant of the oldest undelivered alert was (0 when none).',
+    registers,
+  });
+  const pending = new Gauge({
+    name: 'stega_queue_pending_events',
+    help: 'Events of ticked windows past the consumer’s cursor (queue depth, an estimate).',
+    labelNames: ['queue', 'consumer'],
+    registers,
+  });
+  const lag = new Gauge({
+    name: 'stega_queue_consumer_lag_seconds',
+    help: 'Age of the tick the consumer’s cursor is at.',
+    labelNames: ['queue', 'consumer'],
+    registers,
+  });
+  const unticked = new Gauge({
+    name: 'stega_queue_new_events',
+    help: 'Events sent since the newest tick (not in any batch yet; an estimate).',
+    labelNames: ['queue'],
+    registers,
+  });
+  const tickAge = new Gauge({
+    name: 'stega_queue_tick_age_seconds',
+    help: 'Age of the queue’s newest tick.',
+    labelNames: ['queue'],
+    registers,
+  });
+  const errors = new Counter({
+    name: 'stega_metrics_scrape_errors_total',
+    help: 'Scrapes whose database figures could not be read.',
+    registers,
+  });
+
+  const refresh = async () => {
+    try {
+      const now = source.now();
+      const [summary, queue, consumers] = await Promise.all([
+        undeliveredAlertSummary(source.db, now),
+        source.engine.queueInfo(NOTIFICATIONS_QUEUE, { db: source.db }),
+        source.engine.consumerInfo(NOTIFICATIONS_QUEUE, undefined, { db: source.db }),
+      ]);
+      undelivered.set(summary.count);
+      oldest.set(
+        summary.oldest ? Math.max(0, (now.getTime() - summary.oldest.due_at.getTime()) / 1000) : 0,
+      );
+      pending.reset();
+      lag.reset();
+      for (const consumer of consumers) {
+        const labels = { queue: consumer.queueName, consumer: consumer.consumerName };
+        if (consumer.pendingEvents !== null) pending.set(labels, Number(consumer.pendingEvents));
+        if (consumer.lagMs !== null) lag.set(labels, consumer.lagMs / 1000);
+      }
+      unticked.reset();
+      tickAge.reset();
+      if (queue) {
+        if (queue.evNew !== null) unticked.set({ queue: queue.queueName }, Number(queue.evNew));
+        if (queue.tickerLagMs !== null)
+          tickAge.set({ queue: queue.queueName }, queue.tickerLagMs / 1000);
+      }
+    } catch (err) {
+      errors.inc();
+      source.logger.warn({ err }, 'metrics: database figures not read');
+    }
+  };
+  return {
+    registry,
+    refresh,
+    contentType: METRICS_CONTENT_TYPE,
+    async text() {
+      const own = processMetrics();
+      await Promise.all([refresh(), ...own.beforeScrape.map((run) => run())]);
+      return Registry.merge([own.registry, registry]).metrics();
+    },
+  };
+}
