@@ -21,7 +21,8 @@ const ENVIRONMENT_HELP = `
 Configuration comes from environment variables (README, "Configuration"), e.g.
   DATABASE_URL        postgres://… (only \`start\` runs an embedded PostgreSQL when it is unset)
   PORT                HTTP port (default 3000)
-  STEGA_ADMIN_TOKEN   admin API token (default: generated into .stega/admin-token)`;
+  STEGA_ADMIN_TOKEN   admin API token, >= 32 characters: openssl rand -hex 32
+                      (default: generated into .stega/admin-token)`;
 
 type Starter = (
   config: Config,

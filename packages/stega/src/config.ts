@@ -16,8 +16,17 @@ export interface Config {
   databaseUrl: string | undefined;
   /** Where the embedded PostgreSQL and dev mail live (STEGA_DATA_DIR, default ./.stega). */
   dataDir: string;
-  /** STEGA_ADMIN_TOKEN: an admin API token accepted as `Authorization: Bearer <token>`. */
+  /**
+   * STEGA_ADMIN_TOKEN: an admin API token accepted as `Authorization: Bearer <token>`; at least
+   * 32 characters, and not the deploy/.env.example placeholder. Unset: generated (admin-token.ts).
+   */
   adminToken: string | undefined;
+  /**
+   * Failed sign-ins one client address may make per window before every request from it is
+   * answered 429 until the window ends (AUTH_FAILURES_MAX, default 10;
+   * AUTH_FAILURES_WINDOW_SECONDS, default 60).
+   */
+  authFailures: { max: number; windowSeconds: number };
   /** IANA zone of the instance: weekly report schedule and report periods (STEGA_TIME_ZONE, default UTC). */
   timeZone: string;
   /** SMTP_URL, e.g. smtp://user:pass@host:587; unset: mail is written to dataDir/mail. */
@@ -109,6 +118,28 @@ const networks = z
     }
   });
 
+/** The shortest STEGA_ADMIN_TOKEN accepted (`openssl rand -hex 32` makes 64 characters). */
+export const ADMIN_TOKEN_MIN_LENGTH = 32;
+
+const adminToken = z
+  .string()
+  .optional()
+  .superRefine((token, ctx) => {
+    if (token === undefined || token === '') return;
+    const make = 'make one with `openssl rand -hex 32`';
+    if (/^change-me/i.test(token.trim())) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `STEGA_ADMIN_TOKEN is still the deploy/.env.example placeholder; ${make}`,
+      });
+    } else if (token.length < ADMIN_TOKEN_MIN_LENGTH) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `STEGA_ADMIN_TOKEN must be at least ${ADMIN_TOKEN_MIN_LENGTH} characters (it has ${token.length}); ${make}`,
+      });
+    }
+  });
+
 const timeZone = z
   .string()
   .optional()
@@ -147,13 +178,9 @@ const envSchema = z.object({
   HOST: z.string().optional(),
   DATABASE_URL: urlFrom('DATABASE_URL', ['postgres:', 'postgresql:']),
   STEGA_DATA_DIR: z.string().optional(),
-  STEGA_ADMIN_TOKEN: z
-    .string()
-    .optional()
-    .refine(
-      (t) => t === undefined || t === '' || t.length >= 8,
-      'STEGA_ADMIN_TOKEN must be at least 8 characters',
-    ),
+  STEGA_ADMIN_TOKEN: adminToken,
+  AUTH_FAILURES_MAX: intFrom('AUTH_FAILURES_MAX', 1, 1_000_000, 10),
+  AUTH_FAILURES_WINDOW_SECONDS: intFrom('AUTH_FAILURES_WINDOW_SECONDS', 1, 86_400, 60),
   STEGA_TIME_ZONE: timeZone,
   SMTP_URL: urlFrom('SMTP_URL', ['smtp:', 'smtps:']),
   MAIL_FROM: z.string().optional(),
@@ -214,6 +241,7 @@ export function loadConfig(
     databaseUrl: e.DATABASE_URL,
     dataDir: path.resolve(cwd, e.STEGA_DATA_DIR?.trim() || '.stega'),
     adminToken: e.STEGA_ADMIN_TOKEN || undefined,
+    authFailures: { max: e.AUTH_FAILURES_MAX, windowSeconds: e.AUTH_FAILURES_WINDOW_SECONDS },
     timeZone: e.STEGA_TIME_ZONE,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM?.trim() || 'Stega <stega@localhost>',

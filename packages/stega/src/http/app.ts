@@ -1,3 +1,4 @@
+import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import { Client } from '@stega/pgque';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -76,7 +77,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   const adminToken = await resolveAdminToken(deps.config, deps.logger);
-  registerAuth(app, ctx, adminToken);
+  // only the auth hook uses it (failed sign-ins per address); no route is limited by itself
+  await app.register(rateLimit, { global: false });
+  registerAuth(app, ctx, adminToken, deps.config.authFailures);
 
   app.get(
     '/healthz',

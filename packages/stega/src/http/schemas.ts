@@ -47,6 +47,7 @@ export const errors = {
   403: errorSchema,
   404: errorSchema,
   409: errorSchema,
+  429: errorSchema,
 } as const;
 
 export const nullableDate = z.date().nullable();

@@ -12,6 +12,7 @@ import { StegaDomainError } from '../domain/index.js';
  * | STEGA_ERR_NOT_FOUND          | 404    | an unknown id                                      |
  * | STEGA_ERR_CONFLICT           | 409    | the request collides with stored state             |
  * | STEGA_ERR_TICKET_TRANSITION  | 409    | the ticket life cycle forbids the status change    |
+ * | STEGA_ERR_TOO_MANY_FAILURES  | 429    | too many failed sign-ins from this address; wait   |
  */
 
 /** One failing input field: a dotted path (`weekly_hours.monday[1].end`) and why. */
@@ -53,6 +54,16 @@ export class ValidationError extends AppError {
 export class UnauthenticatedError extends AppError {
   constructor(message = 'a valid bearer token is required (Authorization: Bearer <token>)') {
     super('STEGA_ERR_UNAUTHENTICATED', 401, message);
+  }
+}
+
+export class TooManyFailuresError extends AppError {
+  constructor(readonly retryAfterSeconds: number) {
+    super(
+      'STEGA_ERR_TOO_MANY_FAILURES',
+      429,
+      `too many failed sign-ins from this address; try again in ${retryAfterSeconds} s`,
+    );
   }
 }
 

@@ -1,10 +1,12 @@
 import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/main.ts');
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 const run = promisify(execFile);
 
 async function stega(args: string[], env: Record<string, string> = {}) {
@@ -55,6 +57,22 @@ describe('the stega command line', () => {
     const { code, stderr } = await stega(['migrate'], { PORT: 'eighty' });
     expect(code).toBe(2);
     expect(stderr).toMatch(/invalid configuration:\n\s+- PORT must be an integer/);
+  });
+
+  it('refuses a short admin token, and the .env.example placeholder, saying how to make one', async () => {
+    const short = await stega(['start'], { STEGA_ADMIN_TOKEN: 'only-12-char' });
+    expect(short.code).toBe(2);
+    expect(short.stderr).toMatch(
+      /STEGA_ADMIN_TOKEN must be at least 32 characters \(it has 12\); make one with `openssl rand -hex 32`/,
+    );
+    const example = await readFile(path.resolve(REPO, 'deploy/.env.example'), 'utf8');
+    const placeholder = /^STEGA_ADMIN_TOKEN=(.*)$/m.exec(example)?.[1];
+    expect(placeholder).toBeTruthy();
+    const copied = await stega(['start'], { STEGA_ADMIN_TOKEN: placeholder ?? '' });
+    expect(copied.code).toBe(2);
+    expect(copied.stderr).toMatch(
+      /STEGA_ADMIN_TOKEN is still the deploy\/\.env\.example placeholder; make one with `openssl rand -hex 32`/,
+    );
   });
 
   it('says which commands need DATABASE_URL', async () => {

@@ -33,7 +33,7 @@ describe('configuration from the environment', () => {
       SLA_WARNING_SHARE: '0.9',
       COOP_PAGE_SIZE: '0',
       SUBCONSUMER_NAME: 'replica-1',
-      STEGA_ADMIN_TOKEN: 'long-enough-token',
+      STEGA_ADMIN_TOKEN: 'a-long-enough-admin-token-0123456789',
     });
     expect(config).toMatchObject({
       port: 8080,
@@ -44,7 +44,7 @@ describe('configuration from the environment', () => {
       slaWarningShare: 0.9,
       coopPageSize: 0,
       subconsumerName: 'replica-1',
-      adminToken: 'long-enough-token',
+      adminToken: 'a-long-enough-admin-token-0123456789',
     });
   });
 
@@ -73,7 +73,7 @@ describe('configuration from the environment', () => {
       /STEGA_TIME_ZONE must be an IANA time zone, got "Mars\/Olympus"/,
       /SLA_WARNING_SHARE must be a number in \(0, 1\], got "1.5"/,
       /SUBCONSUMER_NAME must be non-empty and contain no dot or space/,
-      /STEGA_ADMIN_TOKEN must be at least 8 characters/,
+      /STEGA_ADMIN_TOKEN must be at least 32 characters \(it has 5\); make one with `openssl rand -hex 32`/,
     ]) {
       expect(message).toMatch(expected);
     }

@@ -32,7 +32,7 @@ describe('stega cluster', async () => {
     PORT: String(port),
     HOST: '127.0.0.1',
     STEGA_DATA_DIR: dataDir,
-    STEGA_ADMIN_TOKEN: 'cluster-test-token-0123',
+    STEGA_ADMIN_TOKEN: 'cluster-test-token-0123456789abcdef',
     SMTP_URL: smtp.url,
     SLA_DEAD_INTERVAL_SECONDS: '30',
     SUBCONSUMER_NAME: 'must-not-be-shared',

@@ -27,7 +27,7 @@ export async function startStega(
 ): Promise<StegaProcess> {
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stega-e2e-'));
-  const token = 'e2e-admin-token-0123456789';
+  const token = 'e2e-admin-token-0123456789abcdefgh';
   let output = '';
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', MAIN, ...command], {
     env: {

@@ -9,7 +9,7 @@ import { createPool } from '../../src/db/pool.js';
 import { buildApp } from '../../src/http/app.js';
 import { createLogger, type Logger } from '../../src/log.js';
 
-export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
 /** A clock the test moves by hand. */
 export class TestClock {

@@ -1,8 +1,9 @@
-import { mkdtemp, readFile, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
+import { ADMIN_TOKEN_MIN_LENGTH } from '../../src/config.js';
 import { createPool } from '../../src/db/pool.js';
 import { seedDefaults } from '../../src/db/seed.js';
 import { checkSlaBreaches } from '../../src/jobs/check-sla-breaches.js';
@@ -114,6 +115,7 @@ describe('seeding', async () => {
     const logger = createLogger('silent', 'test');
     const first = await resolveAdminToken({ adminToken: undefined, dataDir }, logger);
     expect(first).toMatch(/^stg_.{40,}$/);
+    expect(first.length).toBeGreaterThanOrEqual(ADMIN_TOKEN_MIN_LENGTH); // what STEGA_ADMIN_TOKEN must have
     const file = path.join(dataDir, 'admin-token');
     expect((await readFile(file, 'utf8')).trim()).toBe(first);
     expect((await stat(file)).mode & 0o077).toBe(0);
@@ -121,5 +123,11 @@ describe('seeding', async () => {
     expect(await resolveAdminToken({ adminToken: 'configured-token', dataDir }, logger)).toBe(
       'configured-token',
     );
+    // a hand-written file with a short token is refused, not used
+    const other = await mkdtemp(path.join(os.tmpdir(), 'stega-token-'));
+    await writeFile(path.join(other, 'admin-token'), 'short-token\n', { mode: 0o600 });
+    await expect(
+      resolveAdminToken({ adminToken: undefined, dataDir: other }, logger),
+    ).rejects.toThrow(/holds an admin token of 11 characters, fewer than 32: delete the file/);
   });
 });
