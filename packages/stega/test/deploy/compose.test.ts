@@ -162,7 +162,7 @@ function composeBinary(): string[] | undefined {
 describe('deploy/compose.yaml and deploy/Dockerfile', () => {
   const SECRETS = {
     POSTGRES_PASSWORD: 'pg-secret-for-test',
-    STEGA_ADMIN_TOKEN: 'admin-secret-for-test',
+    STEGA_ADMIN_TOKEN: 'admin-secret-for-test-0123456789abcdef',
   };
   let cached: Resolved | undefined;
   const resolved = (): Resolved => {

@@ -22,7 +22,7 @@ import { killAllChildren, type StegaChild, spawnStega, waitFor } from '../deploy
 import { type AlertPolicy, alertPolicyInsert, ticketsDueInsert } from '../deploy/workload.js';
 
 export const MEMBERS = ['w1', 'w2'];
-const ADMIN_TOKEN = 'failover-admin-token-0123';
+const ADMIN_TOKEN = 'failover-admin-token-0123456789abc';
 /** Tickets per arrival and how often one arrives; each falls due a moment later. */
 const CHUNK = 4;
 const EVERY_MS = 400;
