@@ -339,6 +339,13 @@ export class Client {
     const op = 'settle';
     const id = requireId(batchId, 'batchId', op);
     const requests = nackArrays(nacks, op);
+    if (requests.length === 0 && !options.db) {
+      // nothing to nack: the ack alone is one statement, no transaction block needed
+      const rows = await this.run(op, { batchId: id }, undefined, 'select pgque.ack($1) as r', [
+        id,
+      ]);
+      return Number(rows[0]?.r);
+    }
     return this.transaction(op, { batchId: id }, options.db, async (db) => {
       const retries = requests.filter((r) => !r.reject);
       const rejects = requests.filter((r) => r.reject);
@@ -598,6 +605,26 @@ export class Client {
   }
 
   /** Subscriptions, optionally of one queue and one consumer name. */
+  /**
+   * Whether `consumer`'s cursor is behind the queue's newest tick (one round trip). An
+   * empty window is finished by the engine and returns nothing, so an empty receive alone
+   * does not prove that the consumer caught up.
+   */
+  async ticksPending(queue: string, consumer: string, options: CallOptions = {}): Promise<boolean> {
+    const op = 'ticksPending';
+    requireName(queue, 'queue', op);
+    requireName(consumer, 'consumer', op);
+    const rows = await this.run(
+      op,
+      { queue, consumer },
+      options.db,
+      `select (select c.last_tick from pgque.get_consumer_info($1::text, $2::text) c limit 1)
+              < (select q.last_tick_id from pgque.get_queue_info($1::text) q) as pending`,
+      [queue, consumer],
+    );
+    return rows[0]?.pending === true;
+  }
+
   async consumerInfo(
     queue?: string,
     consumer?: string,
@@ -785,6 +812,12 @@ export class Client {
       throw toPgqueError(error, { operation, ...context });
     }
     let dead: Error | undefined;
+    // between two statements the connection is ours and idle: a server shutting down then
+    // reports on it as an event (the pool listens only while the connection is idle in it)
+    const onError = (error: Error) => {
+      dead ??= error;
+    };
+    connection.on('error', onError);
     try {
       await connection.query('begin');
       const result = await work(connection);
@@ -797,6 +830,7 @@ export class Client {
       throw mapped;
     } finally {
       // a broken connection is destroyed rather than pooled again
+      connection.off('error', onError);
       connection.release(dead);
     }
   }

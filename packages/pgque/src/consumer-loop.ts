@@ -292,11 +292,8 @@ export abstract class ConsumerLoop {
    * After an empty fetch: is the cursor still behind the newest tick? (An empty window is
    * finished by the engine and also returns nothing, so emptiness alone is no proof.)
    */
-  private async ticksPending(): Promise<boolean> {
-    const [consumer] = await this.client.consumerInfo(this.queue, this.name);
-    if (!consumer?.lastTick) return false;
-    const queue = await this.client.queueInfo(this.queue);
-    return queue?.lastTickId != null && consumer.lastTick < queue.lastTickId;
+  private ticksPending(): Promise<boolean> {
+    return this.client.ticksPending(this.queue, this.name);
   }
 
   private async processBatch(messages: Message[], stop: AbortSignal): Promise<void> {

@@ -46,5 +46,10 @@ export type { Queryable } from './queryable.js';
 export type { QueueConfig } from './queue-config.js';
 export type { ConsumerInfo, QueueInfo } from './queue-info.js';
 export type { InferOutput, StandardSchemaV1 } from './standard-schema.js';
-export { DEFAULT_TICKER_LOCK_KEY, Ticker, type TickerOptions } from './ticker.js';
+export {
+  DEFAULT_TICKER_LOCK_KEY,
+  TICKER_WAKE_CHANNEL,
+  Ticker,
+  type TickerOptions,
+} from './ticker.js';
 export { pgqueTypes } from './type-parsers.js';

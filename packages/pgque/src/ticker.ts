@@ -2,12 +2,24 @@ import type pg from 'pg';
 import { type BackoffOptions, backoffDelay, DEFAULT_RECONNECT_BACKOFF, sleep } from './backoff.js';
 import type { Client } from './client.js';
 import { PgqueConnectionError, PgqueInvalidInputError, toPgqueError } from './errors.js';
+import { quoteIdentifier } from './listener.js';
 import type { Logger } from './logger.js';
 import { requireNonNegative } from './validation.js';
+import { Wakeup } from './wakeup.js';
 
 export interface TickerOptions {
   /** Pause between two `pgque.ticker()` calls, in ms. Default 100. */
   period?: number;
+  /**
+   * Tick a quiet queue at its first event's commit instead of at the next period
+   * (`pgque.ticker_prompt`): a queue with nothing new for `quietPeriod` ms after its last
+   * tick is armed, and its next producer's NOTIFY wakes the ticker. Default true.
+   */
+  wakeOnFirstEvent?: boolean;
+  /** How long a queue must stay without new events after a tick to be armed, in ms; also the least gap between two prompt ticks of a queue. Default 5. */
+  quietPeriod?: number;
+  /** Events per second above which an armed queue counts as busy and goes back to ticking by its thresholds. Default 2 000. */
+  wakeMaxRate?: number;
   /** How often due retries are moved back into their queues (`maint_retry_events`). Default 1 000 ms. */
   retryPeriod?: number;
   /** How often `maint()` and rotation step 2 run. Default 30 000 ms. */
@@ -22,6 +34,9 @@ export interface TickerOptions {
   onLeadershipChange?: (leader: boolean) => void;
 }
 
+/** The channel producers notify (payload: the queue) when they write to an armed, quiet queue. */
+export const TICKER_WAKE_CHANNEL = 'pgque.ticker';
+
 /** `hashtext('pgque.ticker')`-like constant; any fixed key works, it must only be shared. */
 export const DEFAULT_TICKER_LOCK_KEY = 0x7067_7175_6574_6963n; // "pgquetic"
 
@@ -32,12 +47,27 @@ export const DEFAULT_TICKER_LOCK_KEY = 0x7067_7175_6574_6963n; // "pgquetic"
  * try the lock every `electionInterval`; when the leader dies its connection closes, the
  * server releases the lock and a standby takes over.
  *
- * The pause is counted from the end of one tick call to the start of the next, so two
- * ticks are always at least `period` apart and a queue whose `ticker_max_lag` equals the
- * period ticks on every call while events arrive.
+ * The pause is counted from the end of one `ticker()` call to the start of the next, so two
+ * threshold ticks are always at least `period` apart and a queue whose `ticker_max_lag`
+ * equals the period ticks on every call while events arrive.
+ *
+ * Besides, the leader LISTENs on `pgque.ticker` and calls `pgque.ticker_prompt` after each
+ * tick (`quietPeriod` later) and on each notification: a queue found quiet is armed, its
+ * next producer notifies at commit, and the queue ticks at once. A queue whose events
+ * come faster than `wakeMaxRate` is disarmed and ticks by its thresholds; its producers
+ * send nothing. So an alert on a quiet queue reaches its consumer in milliseconds, and a
+ * busy queue ticks no more often than without this.
  */
 export class Ticker {
   private readonly period: number;
+  private readonly wakeOnFirstEvent: boolean;
+  private readonly quietPeriod: number;
+  private readonly wakeMaxRate: number;
+  private readonly wakeup = new Wakeup();
+  /** Queues named by producers' notifications since the last prompt call; null: all. */
+  private woken: Set<string> | null = null;
+  private listening: pg.Client | null = null;
+  private nextTick = 0;
   private readonly retryPeriod: number;
   private readonly maintPeriod: number;
   private readonly electionInterval: number;
@@ -61,6 +91,9 @@ export class Ticker {
   ) {
     const op = 'Ticker';
     this.period = requireNonNegative(options.period ?? 100, 'period', op);
+    this.wakeOnFirstEvent = options.wakeOnFirstEvent ?? true;
+    this.quietPeriod = requireNonNegative(options.quietPeriod ?? 5, 'quietPeriod', op);
+    this.wakeMaxRate = requireNonNegative(options.wakeMaxRate ?? 2_000, 'wakeMaxRate', op);
     this.retryPeriod = requireNonNegative(options.retryPeriod ?? 1_000, 'retryPeriod', op);
     this.maintPeriod = requireNonNegative(options.maintPeriod ?? 30_000, 'maintPeriod', op);
     this.electionInterval = requireNonNegative(
@@ -132,11 +165,33 @@ export class Ticker {
           this.setLeader(true);
           this.nextRetry = 0;
           this.nextMaint = Date.now() + Math.min(this.maintPeriod, 1_000);
+          this.nextTick = 0;
         }
-        await this.tick(session);
+        if (this.wakeOnFirstEvent && this.listening !== session) {
+          await session.query(`listen ${quoteIdentifier(TICKER_WAKE_CHANNEL)}`);
+          this.listening = session;
+          this.woken = null; // notifications sent before LISTEN are lost: every armed queue
+        }
+        this.wakeup.clear();
+        let ticks = 0;
+        if (Date.now() >= this.nextTick) {
+          ticks += await this.tick(session);
+          this.nextTick = Date.now() + this.period;
+        }
+        let deferred = false;
+        if (this.wakeOnFirstEvent) {
+          const prompt = await this.prompt(session);
+          ticks += prompt.ticks;
+          deferred = prompt.deferred;
+        }
         failures = 0;
         this.runChores();
-        await sleep(this.period, stop);
+        if (ticks > 0 || deferred) {
+          // a quiet queue is armed quietPeriod after its tick; notifications meanwhile wait
+          await sleep(this.quietPeriod, stop);
+        } else {
+          await this.wakeup.wait(Math.max(0, this.nextTick - Date.now()), stop);
+        }
       } catch (error) {
         const mapped = toPgqueError(error, { operation: 'ticker' });
         const delay = backoffDelay(failures++, this.backoff);
@@ -160,24 +215,52 @@ export class Ticker {
    * connection (one queue in a bad state fails the whole call), ticks the queues one by
    * one, so the others keep ticking while the failing one is logged.
    */
-  private async tick(session: pg.Client): Promise<void> {
+  private async tick(session: pg.Client): Promise<number> {
     try {
-      await session.query('select pgque.ticker()');
-      return;
+      const { rows } = await session.query('select pgque.ticker() as n');
+      return Number(rows[0]?.n ?? 0);
     } catch (error) {
       if (toPgqueError(error, { operation: 'ticker' }) instanceof PgqueConnectionError) throw error;
     }
     const { rows } = await session.query(
       'select queue_name from pgque.get_queue_info() where not queue_external_ticker and not queue_ticker_paused',
     );
+    let ticks = 0;
     for (const { queue_name: queue } of rows as { queue_name: string }[]) {
       try {
-        await session.query('select pgque.ticker($1)', [queue]);
+        const result = await session.query('select pgque.ticker($1) as t', [queue]);
+        if (result.rows[0]?.t !== null) ticks++;
       } catch (error) {
         const mapped = toPgqueError(error, { operation: 'ticker', queue });
         if (mapped instanceof PgqueConnectionError) throw mapped;
         this.logger.error({ err: mapped, queue }, 'ticking a queue failed');
       }
+    }
+    return ticks;
+  }
+
+  /**
+   * Arms quiet queues and ticks the armed queues producers woke (`pgque.ticker_prompt`).
+   * Woken queues it defers (their last tick is younger than quietPeriod) are kept for the
+   * next call. A failure is logged and the queues wait for the thresholds.
+   */
+  private async prompt(session: pg.Client): Promise<{ ticks: number; deferred: boolean }> {
+    const woken = this.woken;
+    this.woken = new Set();
+    try {
+      const { rows } = await session.query(
+        'select ticks, deferred from pgque.ticker_prompt($1, make_interval(secs => $2::float8 / 1000), $3)',
+        [woken ? [...woken] : null, this.quietPeriod, this.wakeMaxRate],
+      );
+      const deferred = (rows[0]?.deferred ?? []) as string[];
+      for (const queue of deferred) this.woken?.add(queue);
+      return { ticks: Number(rows[0]?.ticks ?? 0), deferred: deferred.length > 0 };
+    } catch (error) {
+      const mapped = toPgqueError(error, { operation: 'ticker_prompt' });
+      if (mapped instanceof PgqueConnectionError) throw mapped;
+      this.woken = null;
+      this.logger.error({ err: mapped }, 'prompt ticking failed');
+      return { ticks: 0, deferred: false };
     }
   }
 
@@ -186,6 +269,11 @@ export class Ticker {
     const session = this.client.newSession('pgque-ticker');
     session.on('error', (error) => {
       this.logger.warn({ err: error }, 'ticker connection error');
+    });
+    session.on('notification', (note) => {
+      if (note.channel !== TICKER_WAKE_CHANNEL) return;
+      if (note.payload) this.woken?.add(note.payload);
+      this.wakeup.notify();
     });
     try {
       await session.connect();
@@ -201,6 +289,7 @@ export class Ticker {
   private async dropSession(): Promise<void> {
     const session = this.session;
     this.session = null;
+    this.listening = null;
     if (this.leader) this.setLeader(false);
     if (!session) return;
     await session.query('select pg_advisory_unlock_all()').catch(() => {});

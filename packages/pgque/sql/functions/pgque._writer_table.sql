@@ -3,6 +3,9 @@
 -- postdates its xid (see maint_rotate_tables_step1); outside READ COMMITTED the queue row
 -- is key-share locked, so a snapshot older than a rotation fails with a serialization
 -- error instead of writing to a stale table.
+-- On a queue the leader ticker armed (queue_ticker_wake: it found the queue quiet), it
+-- sends NOTIFY "pgque.ticker" with the queue name, delivered when the producer commits,
+-- so the ticker ticks at once (see ticker_prompt). A busy queue is not armed: nothing sent.
 -- params: queue name. returns: the table, the id sequence, and whether inserts are refused
 -- (queue_disable_insert, unless session_replication_role is replica).
 -- errors: queue not found: <name>.
@@ -17,12 +20,12 @@ declare
 begin
   perform pg_catalog.pg_current_xact_id();
   if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
-    select queue_id, queue_cur_table, queue_disable_insert
+    select queue_id, queue_cur_table, queue_disable_insert, queue_ticker_wake
       into q
       from pgque.queue
      where queue_name = i_queue_name;
   else
-    select queue_id, queue_cur_table, queue_disable_insert
+    select queue_id, queue_cur_table, queue_disable_insert, queue_ticker_wake
       into q
       from pgque.queue
      where queue_name = i_queue_name
@@ -30,6 +33,9 @@ begin
   end if;
   if not found then
     raise exception 'queue not found: %', i_queue_name using errcode = 'PQ001';
+  end if;
+  if q.queue_ticker_wake then
+    perform pg_catalog.pg_notify('pgque.ticker', i_queue_name);
   end if;
   data_table := pgque._event_table(q.queue_id, q.queue_cur_table);
   event_seq := pgque._queue_sequence(q.queue_id, 'id');

@@ -4,8 +4,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, randomName } from '../../../../test-support/database.js';
-import { type Client, DEFAULT_TICKER_LOCK_KEY } from '../../src/index.js';
-import { clientFor, memoryLogger, waitFor } from './support.js';
+import { type Client, DEFAULT_TICKER_LOCK_KEY, TICKER_WAKE_CHANNEL } from '../../src/index.js';
+import { clientFor, forceTick, memoryLogger, waitFor } from './support.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -205,6 +205,129 @@ describe('Ticker', () => {
       expect(await lockHolders()).toBe(0);
     } finally {
       for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+});
+
+/** Counts the producers' wake-up notifications per queue, on a LISTEN connection of its own. */
+async function wakeListener() {
+  const listener = client.newSession('wake-listener');
+  await listener.connect();
+  const counts = new Map<string, number>();
+  listener.on('notification', (note) => {
+    if (note.channel !== TICKER_WAKE_CHANNEL || !note.payload) return;
+    counts.set(note.payload, (counts.get(note.payload) ?? 0) + 1);
+  });
+  await listener.query(`listen "${TICKER_WAKE_CHANNEL}"`);
+  return {
+    count: (queue: string) => counts.get(queue) ?? 0,
+    /** Every notification committed before this call has arrived once it resolves. */
+    async flush() {
+      const marker = randomName();
+      await client.pool.query('select pg_notify($1, $2)', [TICKER_WAKE_CHANNEL, marker]);
+      await waitFor(() => counts.has(marker), 'the marker notification');
+    },
+    close: () => listener.end(),
+  };
+}
+
+async function armed(queue: string): Promise<boolean> {
+  const { rows } = await client.pool.query(
+    'select queue_ticker_wake as armed from pgque.queue where queue_name = $1',
+    [queue],
+  );
+  return rows[0]?.armed === true;
+}
+
+describe('Ticker: a tick at the first commit', () => {
+  const slowTicker = () =>
+    client.newTicker({ period: 60_000, retryPeriod: 60_000, maintPeriod: 60_000 });
+
+  it('ticks a quiet queue at its first event, without waiting for the period', async () => {
+    // default thresholds (500 events or 3 s) and a ticker period of a minute: only the
+    // wake-up can deliver within the waits below
+    const queue = randomName();
+    await client.createQueue(queue);
+    const handled: bigint[] = [];
+    const consumer = client
+      .newConsumer(queue, 'c', { pollInterval: 60_000 })
+      .handle('t', (event) => {
+        handled.push(event.id);
+      });
+    await consumer.start();
+    const wakes = await wakeListener();
+    const ticker = slowTicker();
+    try {
+      ticker.start();
+      await waitFor(() => ticker.isLeader, 'leadership');
+      for (let round = 0; round < 3; round++) {
+        await waitFor(() => armed(queue), 'the quiet queue to be armed');
+        const ticks = await lastTick(queue);
+        const id = await client.send(queue, { type: 't' });
+        await waitFor(() => handled.includes(id), 'the event at the consumer');
+        expect(await lastTick(queue)).toBe(ticks + 1n);
+      }
+      await wakes.flush();
+      expect(wakes.count(queue)).toBe(3);
+      expect(handled).toHaveLength(3);
+    } finally {
+      await ticker.stop();
+      await consumer.stop();
+      await wakes.close();
+    }
+  });
+
+  it('a busy queue sends no notification per event and ticks by its thresholds', async () => {
+    const queue = randomName();
+    await client.createQueue(queue);
+    await client.subscribe(queue, 'c');
+    const wakes = await wakeListener();
+    const ticker = slowTicker();
+    try {
+      ticker.start();
+      await waitFor(() => ticker.isLeader, 'leadership');
+      await waitFor(() => armed(queue), 'the quiet queue to be armed');
+      // a burst: the first transactions wake the ticker, which finds events arriving
+      // faster than wakeMaxRate and disarms the queue
+      const burst = Array.from({ length: 100 }, (_, i) => i);
+      await Promise.all(
+        [0, 1, 2, 3].map(async () => {
+          for (let i = 0; i < 25; i++) await client.sendBatch(queue, 't', burst);
+        }),
+      );
+      await waitFor(async () => !(await armed(queue)), 'the busy queue to be disarmed');
+      await wakes.flush();
+      const before = wakes.count(queue);
+      expect(before).toBeGreaterThanOrEqual(1);
+      expect(before).toBeLessThan(100);
+
+      // while events are pending the queue is never armed: 300 sends, no notification
+      const ticks = await lastTick(queue);
+      await Promise.all(
+        [0, 1, 2].map(async () => {
+          for (let i = 0; i < 100; i++) await client.send(queue, { type: 't' });
+        }),
+      );
+      await client.sendBatch(queue, 't', burst);
+      await wakes.flush();
+      expect(wakes.count(queue)).toBe(before);
+      expect(await armed(queue)).toBe(false);
+      expect(await lastTick(queue)).toBe(ticks);
+
+      // the thresholds still deliver everything
+      await forceTick(client, queue);
+      const expected = 100 * 100 + 300 + 100;
+      let received = 0;
+      // a few batches (the wake-up ticks, the forced one); empty ones finish by themselves
+      for (let i = 0; i < 20 && received < expected; i++) {
+        const batch = await client.receive(queue, 'c', 100_000);
+        received += batch.length;
+        if (batch[0]) await client.ack(batch[0].batchId);
+      }
+      expect(received).toBe(expected);
+    } finally {
+      await ticker.stop();
+      await wakes.close();
     }
   });
 });

@@ -3,8 +3,9 @@ import type { Logger } from '../log.js';
 import type { RunningService } from './service.js';
 
 /**
- * The queue ticker: ticks every queue every 100 ms and runs retries and maintenance. Any
- * number may run; an advisory lock elects one and a standby takes over when it dies.
+ * The queue ticker: ticks a quiet queue at its first event's commit and the others every
+ * 100 ms, and runs retries and maintenance. Any number may run; an advisory lock elects
+ * one and a standby takes over when it dies.
  */
 export async function startTicker(databaseUrl: string, logger: Logger): Promise<RunningService> {
   const client = await connect(databaseUrl, { max: 2, logger });

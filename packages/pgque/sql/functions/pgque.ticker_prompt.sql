@@ -1,0 +1,90 @@
+-- ticker_prompt: the leader ticker's fast path for quiet queues, called between and
+-- besides its ticker() calls.
+-- * A queue with nothing new since its last tick, that tick at least i_quiet old, is armed
+--   (queue_ticker_wake): its next producer sends NOTIFY "pgque.ticker" with the queue name
+--   at commit, and the ticker calls this function at once.
+-- * An armed queue that a producer named (i_woken; NULL: every armed queue, for a ticker
+--   that has just started listening) or whose id sequence moved is ticked at once, without
+--   waiting for ticker_max_count or ticker_max_lag, provided its last tick is at least
+--   i_quiet old; otherwise it is returned in `deferred` for the next call.
+-- * After such a tick the queue stays armed while its events arrive slower than
+--   i_max_rate per second; faster, it is disarmed and ticks by the thresholds, as every
+--   busy queue does, whose producers send no notification at all.
+-- Paused and externally ticked queues are never armed. ticker() disarms a queue when it
+-- ticks it with new events. Calling it from anywhere else does no harm.
+-- params: woken queue names, the quiet interval, the rate above which a queue is busy.
+-- returns: ticks made and the woken queues deferred. tables: queue, tick.
+create or replace function pgque.ticker_prompt(
+  i_woken text[] default null, i_quiet interval default '5 milliseconds',
+  i_max_rate float8 default 2000,
+  out ticks integer, out deferred text[])
+language plpgsql
+security definer
+set search_path = pgque, pg_catalog, pg_temp
+as $$
+declare
+  qid int4;
+  locked boolean;
+  q pgque.queue;
+  last_tick pgque.tick;
+  seq_now bigint;
+  fresh bigint;
+  age interval;
+  action text;
+  new_tick bigint;
+begin
+  ticks := 0;
+  deferred := '{}';
+  for qid in
+    select queue_id from pgque.queue
+     where queue_ticker_wake or not (queue_external_ticker or queue_ticker_paused)
+     order by queue_name
+  loop
+    -- decide without a lock (most calls change nothing), then lock the row and decide again
+    foreach locked in array array[false, true] loop
+      if locked then
+        select * into q from pgque.queue where queue_id = qid for no key update;
+      else
+        select * into q from pgque.queue where queue_id = qid;
+      end if;
+      exit when not found;
+      action := null;
+      if q.queue_external_ticker or q.queue_ticker_paused then
+        action := case when q.queue_ticker_wake then 'disarm' end;
+      else
+        select * into last_tick from pgque.tick
+         where tick_queue = q.queue_id order by tick_id desc limit 1;
+        exit when not found;
+        seq_now := pgque.seq_getval(pgque._queue_sequence(q.queue_id, 'id'));
+        fresh := seq_now - last_tick.tick_event_seq;
+        age := pg_catalog.now() - last_tick.tick_time;
+        if not q.queue_ticker_wake then
+          action := case when fresh = 0 and age >= i_quiet then 'arm' end;
+        elsif fresh > 0 or i_woken is null or coalesce(q.queue_name = any(i_woken), false) then
+          action := case when age >= i_quiet then 'tick' else 'defer' end;
+        end if;
+      end if;
+      exit when action is null;
+      if action = 'defer' then
+        deferred := deferred || q.queue_name;
+        exit;
+      end if;
+      continue when not locked;
+      if action = 'disarm' then
+        update pgque.queue set queue_ticker_wake = false where queue_id = q.queue_id;
+      elsif action = 'arm' then
+        update pgque.queue set queue_ticker_wake = true where queue_id = q.queue_id;
+      else
+        new_tick := pg_catalog.nextval(pgque._queue_sequence(q.queue_id, 'tick')::regclass);
+        insert into pgque.tick (tick_queue, tick_id, tick_event_seq)
+        values (q.queue_id, new_tick, seq_now);
+        if fresh > 0 and fresh / greatest(extract(epoch from age)::float8, 0.001) > i_max_rate then
+          update pgque.queue set queue_ticker_wake = false where queue_id = q.queue_id;
+        end if;
+        perform pg_catalog.pg_notify('pgque_' || q.queue_name, new_tick::text);
+        ticks := ticks + 1;
+      end if;
+    end loop;
+  end loop;
+end;
+$$;
