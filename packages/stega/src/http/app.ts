@@ -16,6 +16,7 @@ import type { ServiceContext } from '../services/context.js';
 import { registerAuth } from './auth.js';
 import { handleError, handleNotFound } from './errors.js';
 import { installValidationMessages } from './messages.js';
+import { OPENAPI_WEBHOOKS } from './openapi-webhooks.js';
 import { agentRoutes } from './routes/agents.js';
 import { alertRoutes } from './routes/alerts.js';
 import { calendarRoutes } from './routes/calendars.js';
@@ -72,6 +73,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
       },
       security: [{ bearer: [] }],
+      webhooks: OPENAPI_WEBHOOKS,
     },
     transform: jsonSchemaTransform,
   });

@@ -133,4 +133,18 @@ describe('webhook targets of SLA policies', async () => {
     const asAdmin = await strict.admin({ method: 'GET', url: '/api/sla-policies' });
     expect(JSON.stringify(asAdmin.body)).toContain(url);
   });
+
+  it('documents the calls Stega makes, with the Standard Webhooks headers, in the OpenAPI document', async () => {
+    const doc = (await strict.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    for (const type of ['ticket.sla_breached', 'ticket.sla_warning', 'report.activity_generated']) {
+      const names = doc.webhooks[type].post.parameters.map((p: { name: string }) => p.name);
+      expect(names, type).toEqual(
+        expect.arrayContaining(['webhook-id', 'webhook-timestamp', 'webhook-signature']),
+      );
+    }
+    const legacy = doc.webhooks['ticket.sla_breached'].post.parameters.find(
+      (p: { name: string }) => p.name === 'x-stega-signature',
+    );
+    expect(legacy.description).toMatch(/^Deprecated/);
+  });
 });
