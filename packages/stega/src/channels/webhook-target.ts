@@ -81,6 +81,9 @@ export function addressRefusal(
   return { address: ip.toString(), what: RANGE_WORDS[range] ?? `a reserved address (${range})` };
 }
 
+/** How long the API waits for a webhook host name to resolve. */
+const LOOKUP_TIMEOUT_MS = 3000;
+
 const HINT = 'list its network in WEBHOOK_ALLOWED_NETWORKS to allow it';
 
 function refusedName(hostname: string, addresses: readonly string[], allowed: readonly string[]) {
@@ -104,8 +107,8 @@ export function urlRefusal(url: URL, allowed: readonly string[]): string | undef
 
 /**
  * The full check of the API: the URL itself, then every address its host name resolves to.
- * A name that does not resolve now is accepted (DNS may be down for a moment); the send-time
- * check refuses it later if it resolves somewhere forbidden.
+ * A name that does not resolve now (or not within LOOKUP_TIMEOUT_MS) is accepted: DNS may be
+ * down for a moment, and the send-time check refuses it later if it resolves somewhere forbidden.
  */
 export async function webhookUrlRefusal(
   raw: string,
@@ -120,10 +123,18 @@ export async function webhookUrlRefusal(
   const early = urlRefusal(url, allowed);
   if (early || isIP(url.hostname.replace(/^\[|\]$/g, ''))) return early;
   let addresses: dns.LookupAddress[];
+  let timer: NodeJS.Timeout | undefined;
   try {
-    addresses = await dns.promises.lookup(url.hostname, { all: true });
+    addresses = await Promise.race([
+      dns.promises.lookup(url.hostname, { all: true }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('timed out')), LOOKUP_TIMEOUT_MS);
+      }),
+    ]);
   } catch {
     return undefined;
+  } finally {
+    clearTimeout(timer);
   }
   return refusedName(
     url.hostname,

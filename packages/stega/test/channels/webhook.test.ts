@@ -108,6 +108,10 @@ describe('postWebhook', async () => {
     await expect(call({ url, allowedNetworks: [] })).rejects.toThrow(
       /refused: localhost resolves to (127\.0\.0\.1, a loopback|::1, a loopback)/,
     );
+    // the same over TLS: the check runs before the handshake
+    await expect(
+      call({ url: url.replace('http://', 'https://'), allowedNetworks: [] }),
+    ).rejects.toThrow(/refused: localhost resolves to/);
     expect(hook.received.length).toBe(before);
     await call({ url, allowedNetworks: ['127.0.0.0/8', '::1/128'] });
     expect(hook.received.length).toBe(before + 1);
