@@ -4,30 +4,51 @@ export interface AgentRow {
   id: number;
   name: string;
   email: string;
+  /** The agent's own IANA zone; null: the first team's (by id), else the instance's. */
+  time_zone: string | null;
+  /** The teams the agent belongs to, by id. */
+  team_ids: number[];
+  /** The zone of the agent's first team that has one (by team id), null when none has. */
+  team_time_zone: string | null;
   created_at: Date;
 }
 
-const COLUMNS = 'id, name, email, created_at';
+const COLUMNS = `ag.id, ag.name, ag.email, ag.time_zone, ag.created_at,
+  array(select m.team_id from stega.team_members m where m.agent_id = ag.id order by m.team_id)
+    as team_ids,
+  (select tm.time_zone from stega.team_members m join stega.teams tm on tm.id = m.team_id
+    where m.agent_id = ag.id and tm.time_zone is not null order by tm.id limit 1)
+    as team_time_zone`;
 
 function agentOf(row: Record<string, unknown>): AgentRow {
   return {
     id: Number(row.id),
     name: String(row.name),
     email: String(row.email),
+    time_zone: (row.time_zone as string | null) ?? null,
+    team_ids: ((row.team_ids as unknown[] | null) ?? []).map(Number),
+    team_time_zone: (row.team_time_zone as string | null) ?? null,
     created_at: row.created_at as Date,
   };
 }
 
+export interface AgentFields {
+  name: string;
+  email: string;
+  time_zone?: string | null;
+}
+
 export async function agentInsert(
   db: Queryable,
-  fields: { name: string; email: string },
+  fields: AgentFields,
   now: Date,
 ): Promise<AgentRow> {
   const { rows } = await db.query(
-    `insert into stega.agents (name, email, created_at) values ($1, $2, $3) returning ${COLUMNS}`,
-    [fields.name, fields.email, now],
+    `insert into stega.agents (name, email, time_zone, created_at) values ($1, $2, $3, $4)
+     returning id`,
+    [fields.name, fields.email, fields.time_zone ?? null, now],
   );
-  return agentOf(rows[0] as Record<string, unknown>);
+  return (await agentGet(db, Number(rows[0]?.id))) as AgentRow;
 }
 
 /** Inserts an agent unless the email is taken; returns the stored one either way. */
@@ -39,30 +60,55 @@ export async function agentEnsure(
   const { rows } = await db.query(
     `insert into stega.agents (name, email, created_at) values ($1, $2, $3)
      on conflict (email) do update set name = stega.agents.name
-     returning ${COLUMNS}`,
+     returning id`,
     [fields.name, fields.email, now],
   );
-  return agentOf(rows[0] as Record<string, unknown>);
+  return (await agentGet(db, Number(rows[0]?.id))) as AgentRow;
 }
 
 export async function agentGet(db: Queryable, id: number): Promise<AgentRow | undefined> {
-  const { rows } = await db.query(`select ${COLUMNS} from stega.agents where id = $1`, [id]);
+  const { rows } = await db.query(`select ${COLUMNS} from stega.agents ag where ag.id = $1`, [id]);
   return rows[0] ? agentOf(rows[0]) : undefined;
 }
 
 export async function agentList(db: Queryable): Promise<AgentRow[]> {
-  const { rows } = await db.query(`select ${COLUMNS} from stega.agents order by name, id`);
+  const { rows } = await db.query(`select ${COLUMNS} from stega.agents ag order by ag.name, ag.id`);
   return rows.map(agentOf);
 }
 
 export async function agentUpdate(
   db: Queryable,
   id: number,
-  fields: { name: string; email: string },
+  fields: AgentFields,
 ): Promise<AgentRow | undefined> {
-  const { rows } = await db.query(
-    `update stega.agents set name = $2, email = $3 where id = $1 returning ${COLUMNS}`,
-    [id, fields.name, fields.email],
+  const { rowCount } = await db.query(
+    'update stega.agents set name = $2, email = $3, time_zone = $4 where id = $1',
+    [id, fields.name, fields.email, fields.time_zone ?? null],
   );
-  return rows[0] ? agentOf(rows[0]) : undefined;
+  return rowCount ? agentGet(db, id) : undefined;
+}
+
+/**
+ * The zone of each of the given email addresses that belongs to an agent: the agent's own,
+ * else their first team's (by id); addresses of no agent, or of an agent with neither, are
+ * absent. Matching ignores case.
+ */
+export async function agentZonesByEmail(
+  db: Queryable,
+  emails: string[],
+): Promise<Map<string, string>> {
+  if (emails.length === 0) return new Map();
+  const { rows } = await db.query(
+    `select e.email, coalesce(ag.time_zone,
+              (select tm.time_zone from stega.team_members m
+                 join stega.teams tm on tm.id = m.team_id
+                where m.agent_id = ag.id and tm.time_zone is not null
+                order by tm.id limit 1)) as zone
+       from unnest($1::text[]) as e(email)
+       join stega.agents ag on lower(ag.email) = lower(e.email)`,
+    [emails],
+  );
+  const zones = new Map<string, string>();
+  for (const row of rows) if (row.zone) zones.set(String(row.email), String(row.zone));
+  return zones;
 }

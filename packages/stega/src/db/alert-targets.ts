@@ -5,7 +5,32 @@ export interface AlertTargets {
   ticketId: number;
   assigneeId: number | null;
   assigneeEmail: string | null;
+  /** The ticket's team, null when it has none. */
+  teamId: number | null;
+  /** The members of the ticket's team, by id (empty without a team). */
+  teamMemberIds: number[];
   channels: AlertChannels;
+}
+
+/** One in-app recipient: the ledger's recipient key and the agent the alert row is for. */
+export interface InAppRecipient {
+  recipient: string;
+  agentId: number | null;
+}
+
+/**
+ * Who gets a ticket's in-app alert: its assignee; an unassigned ticket's team members, each
+ * (`agent:<id>`); an unassigned ticket of no team (or of a team without members), the shared
+ * `team` inbox (no agent), as before teams existed.
+ */
+export function inAppRecipientsOf(targets: AlertTargets): InAppRecipient[] {
+  if (targets.assigneeId !== null) {
+    return [{ recipient: `agent:${targets.assigneeId}`, agentId: targets.assigneeId }];
+  }
+  if (targets.teamMemberIds.length > 0) {
+    return targets.teamMemberIds.map((id) => ({ recipient: `agent:${id}`, agentId: id }));
+  }
+  return [{ recipient: 'team', agentId: null }];
 }
 
 /** The alert channels of a ticket's policy (in-app only when it has none), or null for an unknown ticket. */
@@ -14,7 +39,9 @@ export async function alertTargetsLoad(
   ticketId: number,
 ): Promise<AlertTargets | null> {
   const { rows } = await db.query(
-    `select t.id, t.assignee_id, a.email as assignee_email, p.alert_channels
+    `select t.id, t.assignee_id, a.email as assignee_email, p.alert_channels, t.team_id,
+            array(select m.agent_id from stega.team_members m
+                   where m.team_id = t.team_id order by m.agent_id) as team_member_ids
        from stega.tickets t
        left join stega.agents a on a.id = t.assignee_id
        left join stega.sla_policies p on p.id = t.policy_id
@@ -28,6 +55,8 @@ export async function alertTargetsLoad(
     ticketId: Number(row.id),
     assigneeId: row.assignee_id === null ? null : Number(row.assignee_id),
     assigneeEmail: (row.assignee_email as string | null) ?? null,
+    teamId: row.team_id == null ? null : Number(row.team_id),
+    teamMemberIds: ((row.team_member_ids as unknown[] | null) ?? []).map(Number),
     // a policy edited into an invalid shape still alerts in-app rather than not at all
     channels: parsed.success ? parsed.data : alertChannelsSchema.parse({}),
   };

@@ -10,6 +10,8 @@ export interface PolicyRow {
   priority: Priority;
   /** null: every organisation without a policy of its own. */
   requester_org: string | null;
+  /** null: every team (and tickets of none). */
+  team_id: number | null;
   first_response_minutes: number;
   resolution_minutes: number;
   calendar_id: number;
@@ -17,10 +19,13 @@ export interface PolicyRow {
   updated_at: Date;
 }
 
-export type PolicyFields = Omit<PolicyRow, 'id' | 'updated_at'>;
+export type PolicyFields = Omit<PolicyRow, 'id' | 'updated_at' | 'team_id'> & {
+  /** Absent or null: every team. */
+  team_id?: number | null;
+};
 
-const COLUMNS = `id, name, priority, requester_org, first_response_minutes, resolution_minutes,
-  calendar_id, alert_channels, updated_at`;
+const COLUMNS = `id, name, priority, requester_org, team_id, first_response_minutes,
+  resolution_minutes, calendar_id, alert_channels, updated_at`;
 
 function policyOf(row: Record<string, unknown>): PolicyRow {
   return {
@@ -28,6 +33,7 @@ function policyOf(row: Record<string, unknown>): PolicyRow {
     name: String(row.name),
     priority: row.priority as Priority,
     requester_org: (row.requester_org as string | null) ?? null,
+    team_id: row.team_id == null ? null : Number(row.team_id),
     first_response_minutes: Number(row.first_response_minutes),
     resolution_minutes: Number(row.resolution_minutes),
     calendar_id: Number(row.calendar_id),
@@ -45,6 +51,7 @@ function valuesOf(fields: PolicyFields): unknown[] {
     fields.resolution_minutes,
     fields.calendar_id,
     JSON.stringify(fields.alert_channels),
+    fields.team_id ?? null,
   ];
 }
 
@@ -56,8 +63,8 @@ export async function policyInsert(
   const { rows } = await db.query(
     `insert into stega.sla_policies
        (name, priority, requester_org, first_response_minutes, resolution_minutes, calendar_id,
-        alert_channels, updated_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8)
+        alert_channels, team_id, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
      returning ${COLUMNS}`,
     [...valuesOf(fields), now],
   );
@@ -73,15 +80,16 @@ export async function policyEnsure(
   await db.query(
     `insert into stega.sla_policies
        (name, priority, requester_org, first_response_minutes, resolution_minutes, calendar_id,
-        alert_channels, updated_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8)
+        alert_channels, team_id, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
      on conflict do nothing`,
     [...valuesOf(fields), now],
   );
   const { rows } = await db.query(
     `select ${COLUMNS} from stega.sla_policies
-      where priority = $1 and coalesce(requester_org, '') = coalesce($2, '')`,
-    [fields.priority, fields.requester_org],
+      where priority = $1 and coalesce(requester_org, '') = coalesce($2, '')
+        and coalesce(team_id, 0) = coalesce($3::bigint, 0)`,
+    [fields.priority, fields.requester_org, fields.team_id ?? null],
   );
   return policyOf(rows[0] as Record<string, unknown>);
 }
@@ -95,7 +103,7 @@ export async function policyList(db: Queryable): Promise<PolicyRow[]> {
   const { rows } = await db.query(
     `select ${COLUMNS} from stega.sla_policies
       order by array_position(array['urgent','high','normal','low'], priority),
-               requester_org nulls first, id`,
+               requester_org nulls first, team_id nulls first, id`,
   );
   return rows.map(policyOf);
 }
@@ -105,16 +113,21 @@ export async function policyCount(db: Queryable): Promise<number> {
   return Number(rows[0]?.n ?? 0);
 }
 
-/** The candidates for a ticket: the priority's policy for every organisation and for `org`. */
+/**
+ * The candidates for a ticket: the priority's policies for every organisation or `org`,
+ * and every team or `team`.
+ */
 export async function policyListForScope(
   db: Queryable,
   priority: Priority,
   org: string | null,
+  team: number | null = null,
 ): Promise<PolicyRow[]> {
   const { rows } = await db.query(
     `select ${COLUMNS} from stega.sla_policies
-      where priority = $1 and (requester_org is null or requester_org = $2)`,
-    [priority, org],
+      where priority = $1 and (requester_org is null or requester_org = $2)
+        and (team_id is null or team_id = $3::bigint)`,
+    [priority, org, team],
   );
   return rows.map(policyOf);
 }
@@ -129,7 +142,8 @@ export async function policyUpdate(
   const { rows } = await db.query(
     `update stega.sla_policies
         set name = $2, priority = $3, requester_org = $4, first_response_minutes = $5,
-            resolution_minutes = $6, calendar_id = $7, alert_channels = $8, updated_at = $9
+            resolution_minutes = $6, calendar_id = $7, alert_channels = $8, team_id = $9,
+            updated_at = $10
       where id = $1
       returning ${COLUMNS}`,
     [id, ...valuesOf(fields), now],

@@ -10,6 +10,8 @@ export interface TicketRow {
   requester_org: string | null;
   assignee_id: number | null;
   assignee_name: string | null;
+  team_id: number | null;
+  team_name: string | null;
   priority: Priority;
   status: TicketStatus;
   policy_id: number | null;
@@ -43,6 +45,7 @@ export interface TicketColumns {
   requester_email: string;
   requester_org: string | null;
   assignee_id: number | null;
+  team_id: number | null;
   priority: Priority;
   status: TicketStatus;
   policy_id: number | null;
@@ -58,6 +61,7 @@ const UPDATABLE: readonly (keyof TicketColumns)[] = [
   'requester_email',
   'requester_org',
   'assignee_id',
+  'team_id',
   'priority',
   'status',
   'policy_id',
@@ -67,7 +71,8 @@ const UPDATABLE: readonly (keyof TicketColumns)[] = [
 ];
 
 const COLUMNS = `t.id, t.subject, t.description, t.requester_name, t.requester_email, t.requester_org,
-  t.assignee_id, ag.name as assignee_name, t.priority, t.status, t.policy_id, t.created_at,
+  t.assignee_id, ag.name as assignee_name, t.team_id,
+  (select tm.name from stega.teams tm where tm.id = t.team_id) as team_name, t.priority, t.status, t.policy_id, t.created_at,
   t.updated_at, t.first_responded_at, t.resolved_at, t.closed_at`;
 
 const orNull = <T>(value: unknown): T | null => (value ?? null) as T | null;
@@ -82,6 +87,8 @@ function ticketOf(row: Record<string, unknown>): TicketRow {
     requester_org: orNull<string>(row.requester_org),
     assignee_id: row.assignee_id === null ? null : Number(row.assignee_id),
     assignee_name: orNull<string>(row.assignee_name),
+    team_id: row.team_id == null ? null : Number(row.team_id),
+    team_name: orNull<string>(row.team_name),
     priority: row.priority as Priority,
     status: row.status as TicketStatus,
     policy_id: row.policy_id === null ? null : Number(row.policy_id),
@@ -101,8 +108,8 @@ export async function ticketInsert(
   const { rows } = await db.query(
     `insert into stega.tickets
        (subject, description, requester_name, requester_email, requester_org, assignee_id,
-        priority, policy_id, created_at, updated_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+        priority, policy_id, created_at, updated_at, team_id)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10)
      returning id`,
     [
       fields.subject,
@@ -114,6 +121,7 @@ export async function ticketInsert(
       fields.priority,
       fields.policy_id,
       now,
+      fields.team_id,
     ],
   );
   return Number(rows[0]?.id);
@@ -167,6 +175,8 @@ export interface TicketFilter {
   /** A number, or null for unassigned tickets. */
   assignee_id?: number | null;
   requester_org?: string;
+  /** A number, or null for tickets of no team. */
+  team_id?: number | null;
   breached?: boolean;
   at_risk?: boolean;
   limit: number;
@@ -210,7 +220,8 @@ export async function ticketList(
         where ($2::text[] is null or t.status = any ($2))
           and ($3::text[] is null or t.priority = any ($3))
           and (not $4::boolean or t.assignee_id is not distinct from $5::bigint)
-          and ($6::text is null or t.requester_org = $6))
+          and ($6::text is null or t.requester_org = $6)
+          and (not $11::boolean or t.team_id is not distinct from $12::bigint))
      select f.*, count(*) over () as total
        from f
       where ($7::boolean is null or f.breached = $7)
@@ -228,6 +239,8 @@ export async function ticketList(
       filter.at_risk ?? null,
       filter.limit,
       filter.offset,
+      filter.team_id !== undefined,
+      filter.team_id ?? null,
     ],
   );
   const items = rows.map((row) => ({

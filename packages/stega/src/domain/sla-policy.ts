@@ -44,37 +44,57 @@ export type SlaPolicy = z.output<typeof slaPolicySchema>;
 export interface SlaPolicyRule {
   priority: Priority;
   requester_org?: string | null;
+  /** The team the policy is scoped to; null or absent: every team (and tickets of none). */
+  team_id?: number | null;
 }
 
 /** What the resolver needs of a ticket. */
 export interface SlaSubject {
   priority: Priority;
   requester_org?: string | null;
+  team_id?: number | null;
 }
 
 /**
- * Picks the most specific policy for a ticket: one for its priority and its requester's
- * organisation, else one for its priority and any organisation (`requester_org` null).
- * Returns `undefined` when neither exists (the ticket has no SLA).
+ * Picks the most specific policy for a ticket. Among the policies for its priority, the
+ * first tier that has one wins:
+ * 1. its team and its requester's organisation;
+ * 2. its team, any organisation;
+ * 3. any team, its requester's organisation;
+ * 4. any team, any organisation.
+ * The team counts for more than the organisation: a team's policy is how that team works
+ * (its hours and targets), an organisation policy without a team is the general contract.
+ * A ticket of no team skips tiers 1 and 2, one of no organisation tiers 1 and 3.
+ * Returns `undefined` when no tier has a policy (the ticket has no SLA).
  *
  * @throws SlaPolicyConflictError when two policies tie at the winning specificity (storage
- *   should prevent it with a unique key on (priority, requester_org)).
+ *   prevents it with a unique key on (priority, requester_org, team_id)).
  */
 export function resolveSlaPolicy<P extends SlaPolicyRule>(
   policies: readonly P[],
   ticket: SlaSubject,
 ): P | undefined {
   const organization = ticket.requester_org ?? null;
+  const team = ticket.team_id ?? null;
   const forPriority = policies.filter((p) => p.priority === ticket.priority);
-  const tiers = [
-    organization === null ? [] : forPriority.filter((p) => p.requester_org === organization),
-    forPriority.filter((p) => (p.requester_org ?? null) === null),
+  const matches = (p: P, org: string | null, teamId: number | null) =>
+    (p.requester_org ?? null) === org && (p.team_id ?? null) === teamId;
+  const scopes: [string | null, number | null][] = [
+    [organization, team],
+    [null, team],
+    [organization, null],
+    [null, null],
   ];
-  for (const tier of tiers) {
+  const seen = new Set<string>();
+  for (const [org, teamId] of scopes) {
+    const key = JSON.stringify([org, teamId]);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const tier = forPriority.filter((p) => matches(p, org, teamId));
     if (tier.length > 1) {
       throw new SlaPolicyConflictError(
         tier,
-        `priority ${ticket.priority}, organisation ${organization ?? '(any)'}`,
+        `priority ${ticket.priority}, organisation ${org ?? '(any)'}, team ${teamId ?? '(any)'}`,
       );
     }
     if (tier.length === 1) return tier[0];

@@ -25,6 +25,7 @@ import { pipelineRoutes } from './routes/pipeline.js';
 import { policyRoutes } from './routes/policies.js';
 import { reportRoutes } from './routes/reports.js';
 import { sessionRoutes } from './routes/session.js';
+import { teamRoutes } from './routes/teams.js';
 import { ticketRoutes } from './routes/tickets.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { uiRoutes } from './ui.js';
@@ -53,6 +54,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     now,
     warningShare: deps.config.slaWarningShare,
     webhookAllowedNetworks: deps.config.webhookAllowedNetworks,
+    timeZone: deps.config.timeZone,
   };
   installValidationMessages();
   const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger });
@@ -115,6 +117,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(calendarRoutes(ctx));
   await app.register(policyRoutes(ctx));
   await app.register(agentRoutes(ctx));
+  await app.register(teamRoutes(ctx));
   await app.register(tokenRoutes(ctx));
   await app.register(alertRoutes(ctx));
   await app.register(reportRoutes(ctx));

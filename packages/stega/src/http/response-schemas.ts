@@ -22,6 +22,30 @@ export const agentOut = z.object({
   id,
   name: z.string(),
   email: z.string(),
+  time_zone: z
+    .string()
+    .nullable()
+    .describe("IANA zone of the agent; null: their first team's zone, else STEGA_TIME_ZONE"),
+  effective_time_zone: z
+    .string()
+    .describe(
+      "the zone notifications to this agent use: time_zone, else the team's, else STEGA_TIME_ZONE",
+    ),
+  team_ids: z.array(id),
+  created_at: z.date(),
+});
+
+export const teamOut = z.object({
+  id,
+  name: z.string(),
+  time_zone: z
+    .string()
+    .nullable()
+    .describe('IANA zone of members without their own; null: STEGA_TIME_ZONE'),
+  lead_agent_id: id.nullable(),
+  members: z.array(
+    z.object({ agent_id: id, name: z.string(), email: z.string(), is_lead: z.boolean() }),
+  ),
   created_at: z.date(),
 });
 
@@ -34,6 +58,8 @@ export const ticketOut = z.object({
   requester_org: z.string().nullable(),
   assignee_id: id.nullable(),
   assignee_name: z.string().nullable(),
+  team_id: id.nullable(),
+  team_name: z.string().nullable(),
   priority,
   status,
   policy_id: id.nullable(),
@@ -167,6 +193,7 @@ export const policyOut = z.object({
   name: z.string(),
   priority,
   requester_org: z.string().nullable(),
+  team_id: id.nullable().describe('the team the policy is scoped to; null: every team'),
   first_response_minutes: z.number().int(),
   resolution_minutes: z.number().int(),
   calendar_id: id,

@@ -13,6 +13,8 @@ export interface ServiceContext {
    * (config.webhookAllowedNetworks). Absent: none.
    */
   webhookAllowedNetworks?: readonly string[];
+  /** IANA zone of the instance (config.timeZone, STEGA_TIME_ZONE); absent: UTC. */
+  timeZone?: string;
 }
 
 /** Who is acting: the holder of an API token. */

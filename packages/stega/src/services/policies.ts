@@ -17,6 +17,7 @@ import { slaDeadlineArmNext } from '../db/sla-deadline.js';
 import { maskWebhookUrl, type Priority } from '../domain/index.js';
 import type { Actor, ServiceContext } from './context.js';
 import { ConflictError, type Issue, NotFoundError, toAppError, ValidationError } from './errors.js';
+import { requireTeam } from './teams.js';
 
 /**
  * A policy as the API shows it: webhook secrets are never returned, only whether one is set;
@@ -49,6 +50,8 @@ export interface PolicyInput {
   name?: string;
   priority: Priority;
   requester_org?: string | null;
+  /** Scope the policy to one team; null or absent: every team. */
+  team_id?: number | null;
   first_response_minutes: number;
   resolution_minutes: number;
   calendar_id: number;
@@ -105,6 +108,7 @@ export async function createPolicy(
   return withPolicyErrors(fields, async () => {
     return inTransaction(ctx.pool, async (tx) => {
       await requireCalendar(tx, fields.calendar_id);
+      if (fields.team_id != null) await requireTeam(tx, fields.team_id, 'team_id');
       return policyView(await policyInsert(tx, fields, ctx.now()), viewer);
     });
   });
@@ -127,6 +131,7 @@ export async function updatePolicy(
     const fields = fieldsOf({ ...current, ...patch }, current);
     return withPolicyErrors(fields, async () => {
       if (patch.calendar_id !== undefined) await requireCalendar(tx, fields.calendar_id);
+      if (patch.team_id != null) await requireTeam(tx, patch.team_id, 'team_id');
       const updated = (await policyUpdate(tx, id, fields, ctx.now())) as PolicyRow;
       await slaDeadlineArmNext(tx, ctx.now());
       return policyView(updated, viewer);
@@ -153,11 +158,15 @@ function fieldsOf(input: PolicyInput, current: PolicyRow | undefined): PolicyFie
   return {
     name:
       input.name ??
-      (current && current.priority === input.priority && current.requester_org === requesterOrg
+      (current &&
+      current.priority === input.priority &&
+      current.requester_org === requesterOrg &&
+      current.team_id === (input.team_id ?? null)
         ? current.name
         : `${input.priority} (${requesterOrg ?? 'every organisation'})`),
     priority: input.priority,
     requester_org: requesterOrg,
+    team_id: input.team_id ?? null,
     first_response_minutes: input.first_response_minutes,
     resolution_minutes: input.resolution_minutes,
     calendar_id: input.calendar_id,
@@ -177,12 +186,20 @@ async function withPolicyErrors<T>(fields: PolicyFields, work: () => Promise<T>)
   } catch (error) {
     const mapped = toAppError(error);
     if (mapped instanceof ConflictError && (error as { code?: string }).code === '23505') {
-      const scope = `priority ${fields.priority} and ${fields.requester_org === null ? 'every organisation' : `organisation ${JSON.stringify(fields.requester_org)}`}`;
+      const scope = `priority ${fields.priority}, ${fields.requester_org === null ? 'every organisation' : `organisation ${JSON.stringify(fields.requester_org)}`} and ${fields.team_id == null ? 'every team' : `team ${fields.team_id}`}`;
       throw new ConflictError(`an SLA policy for ${scope} already exists`, {
         cause: error,
         issues: [
-          { path: 'priority', message: `already has a policy for this organisation` },
-          { path: 'requester_org', message: `already has a policy for this priority` },
+          { path: 'priority', message: `already has a policy for this organisation and team` },
+          { path: 'requester_org', message: `already has a policy for this priority and team` },
+          ...(fields.team_id == null
+            ? []
+            : [
+                {
+                  path: 'team_id',
+                  message: 'already has a policy for this priority and organisation',
+                },
+              ]),
         ],
       });
     }

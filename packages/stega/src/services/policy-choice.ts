@@ -10,17 +10,22 @@ export interface ChosenPolicy {
 }
 
 /**
- * Chooses the most specific policy for a priority and requester organisation: the one for
- * that organisation, else the one for every organisation. Undefined when neither exists
- * (the ticket then has no SLA clocks).
+ * Chooses the most specific policy for a priority, requester organisation and team (the
+ * order is resolveSlaPolicy's: team + organisation, team, organisation, priority only).
+ * Undefined when none exists (the ticket then has no SLA clocks).
  */
 export async function choosePolicy(
   db: Queryable,
   priority: Priority,
   requesterOrg: string | null,
+  teamId: number | null = null,
 ): Promise<ChosenPolicy | undefined> {
-  const candidates = await policyListForScope(db, priority, requesterOrg);
-  const policy = resolveSlaPolicy(candidates, { priority, requester_org: requesterOrg });
+  const candidates = await policyListForScope(db, priority, requesterOrg, teamId);
+  const policy = resolveSlaPolicy(candidates, {
+    priority,
+    requester_org: requesterOrg,
+    team_id: teamId,
+  });
   if (!policy) return undefined;
   const calendar = await calendarGet(db, policy.calendar_id);
   if (!calendar)

@@ -18,6 +18,7 @@ import type { Actor, ServiceContext } from './context.js';
 import { NotFoundError } from './errors.js';
 import { choosePolicy } from './policy-choice.js';
 import { calendarOfRow, targetsOf } from './sla.js';
+import { requireTeam } from './teams.js';
 import {
   loadSla,
   lockTicket,
@@ -35,6 +36,8 @@ export interface TicketCreateInput {
   requester_email: string;
   requester_org?: string | null;
   assignee_id?: number | null;
+  /** The team the ticket belongs to (null or absent: none). */
+  team_id?: number | null;
   priority: Priority;
 }
 
@@ -45,6 +48,7 @@ export type TicketPatch = Partial<{
   requester_email: string;
   requester_org: string | null;
   assignee_id: number | null;
+  team_id: number | null;
   priority: Priority;
 }>;
 
@@ -61,8 +65,10 @@ export async function createTicket(
   const now = ctx.now();
   const id = await inTransaction(ctx.pool, async (tx) => {
     if (input.assignee_id != null) await requireAgent(tx, input.assignee_id, 'assignee_id');
+    if (input.team_id != null) await requireTeam(tx, input.team_id, 'team_id');
     const requesterOrg = input.requester_org ?? null;
-    const chosen = await choosePolicy(tx, input.priority, requesterOrg);
+    const teamId = input.team_id ?? null;
+    const chosen = await choosePolicy(tx, input.priority, requesterOrg, teamId);
     const ticketId = await ticketInsert(
       tx,
       {
@@ -72,6 +78,7 @@ export async function createTicket(
         requester_email: input.requester_email,
         requester_org: requesterOrg,
         assignee_id: input.assignee_id ?? null,
+        team_id: teamId,
         priority: input.priority,
         policy_id: chosen?.policy.id ?? null,
       },
@@ -83,6 +90,7 @@ export async function createTicket(
         subject: input.subject,
         priority: input.priority,
         assignee_id: input.assignee_id ?? null,
+        team_id: teamId,
         policy_id: chosen?.policy.id ?? null,
       },
     };
@@ -109,12 +117,13 @@ const EDITABLE = [
   'requester_email',
   'requester_org',
   'assignee_id',
+  'team_id',
   'priority',
 ] as const;
 
 /**
- * Changes ticket fields, one activity entry per changed field. A new priority or requester
- * organisation re-chooses the policy: clocks that are not stopped take the new targets (they
+ * Changes ticket fields, one activity entry per changed field. A new priority, requester
+ * organisation or team re-chooses the policy: clocks that are not stopped take the new targets (they
  * keep the calendar they started on); a ticket that had no SLA gets its clocks started now.
  * Status changes go through `transitionTicket`. One transaction.
  */
@@ -139,7 +148,8 @@ export async function updateTicket(
     }
     if (entries.length === 0) return;
     if (changes.assignee_id != null) await requireAgent(tx, changes.assignee_id, 'assignee_id');
-    if ('priority' in changes || 'requester_org' in changes) {
+    if (changes.team_id != null) await requireTeam(tx, changes.team_id, 'team_id');
+    if ('priority' in changes || 'requester_org' in changes || 'team_id' in changes) {
       const next = { ...ticket, ...changes } as TicketRow;
       entries.push(...(await rechoosePolicy(tx, ctx, ticket, next, changes, now)));
     }
@@ -157,7 +167,7 @@ async function rechoosePolicy(
   changes: Partial<TicketColumns>,
   now: Date,
 ) {
-  const chosen = await choosePolicy(tx, after.priority, after.requester_org);
+  const chosen = await choosePolicy(tx, after.priority, after.requester_org, after.team_id);
   const policyId = chosen?.policy.id ?? null;
   if (policyId === before.policy_id) return [];
   changes.policy_id = policyId;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { EmailSender } from '../channels/email.js';
 import { postWebhook } from '../channels/webhook.js';
-import { alertTargetsLoad, inAppAlertInsert } from '../db/alert-targets.js';
+import { alertTargetsLoad, inAppAlertInsert, inAppRecipientsOf } from '../db/alert-targets.js';
 import { type DeliveryContext, type DeliveryKey, deliverOnce } from '../db/delivery-ledger.js';
 import { EVENT_TYPES, type SlaBreachedEvent, type SlaWarningEvent } from '../events.js';
 import {
@@ -72,21 +72,19 @@ export async function deliverAlert(
   const attempts: { key: DeliveryKey; send: (tx: pg.PoolClient) => Promise<void> }[] = [];
 
   if (targets.channels.in_app) {
-    attempts.push({
-      key: {
-        ...base,
-        channel: 'in_app',
-        recipient: targets.assigneeId === null ? 'team' : `agent:${targets.assigneeId}`,
-      },
-      send: (tx) =>
-        inAppAlertInsert(tx, {
-          type: alert.type,
-          id: alertId,
-          ticketId: targets.ticketId,
-          agentId: targets.assigneeId,
-          message: subject,
-        }),
-    });
+    for (const { recipient, agentId } of inAppRecipientsOf(targets)) {
+      attempts.push({
+        key: { ...base, channel: 'in_app', recipient },
+        send: (tx) =>
+          inAppAlertInsert(tx, {
+            type: alert.type,
+            id: alertId,
+            ticketId: targets.ticketId,
+            agentId,
+            message: subject,
+          }),
+      });
+    }
   }
   const emails = new Set(targets.channels.email);
   if (targets.channels.email_assignee && targets.assigneeEmail) emails.add(targets.assigneeEmail);

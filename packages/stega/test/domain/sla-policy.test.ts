@@ -38,6 +38,38 @@ const policies = [
 ] as const;
 
 describe('resolveSlaPolicy', () => {
+  it('orders scopes team + organisation, team, organisation, priority only', () => {
+    const scoped = [
+      { id: 'any', priority: 'high', requester_org: null, team_id: null },
+      { id: 'org', priority: 'high', requester_org: 'acme', team_id: null },
+      { id: 'team', priority: 'high', requester_org: null, team_id: 7 },
+      { id: 'team-org', priority: 'high', requester_org: 'acme', team_id: 7 },
+      { id: 'other-team', priority: 'high', requester_org: null, team_id: 8 },
+    ] as const;
+    const pick = (subject: { requester_org?: string | null; team_id?: number | null }) =>
+      resolveSlaPolicy(scoped, { priority: 'high', ...subject })?.id;
+    expect(pick({ requester_org: 'acme', team_id: 7 })).toBe('team-org');
+    expect(pick({ requester_org: 'globex', team_id: 7 })).toBe('team');
+    expect(pick({ requester_org: null, team_id: 7 })).toBe('team');
+    expect(pick({ requester_org: 'acme', team_id: 9 })).toBe('org');
+    expect(pick({ requester_org: 'acme', team_id: null })).toBe('org');
+    expect(pick({ requester_org: 'globex', team_id: 9 })).toBe('any');
+    expect(pick({})).toBe('any');
+    // each tier falls through to the next one when it is empty
+    const withoutTeamOrg = scoped.filter((p) => p.id !== 'team-org');
+    expect(
+      resolveSlaPolicy(withoutTeamOrg, { priority: 'high', requester_org: 'acme', team_id: 7 })?.id,
+    ).toBe('team');
+    const withoutTeams = scoped.filter((p) => p.team_id === null);
+    expect(
+      resolveSlaPolicy(withoutTeams, { priority: 'high', requester_org: 'acme', team_id: 7 })?.id,
+    ).toBe('org');
+    // a team's policy never applies to a ticket of another team or of none
+    const onlyTeam = scoped.filter((p) => p.id === 'other-team');
+    expect(resolveSlaPolicy(onlyTeam, { priority: 'high', team_id: 7 })).toBeUndefined();
+    expect(resolveSlaPolicy(onlyTeam, { priority: 'high' })).toBeUndefined();
+  });
+
   it('prefers the policy for the requester organisation', () => {
     expect(resolveSlaPolicy(policies, { priority: 'urgent', requester_org: 'acme' })?.id).toBe(
       'p-urgent-acme',

@@ -5,9 +5,18 @@ import type { ServiceContext } from '../../services/context.js';
 import { agentOut, itemsOf } from '../response-schemas.js';
 import { email, errors, idParams, text } from '../schemas.js';
 
-const createBody = z.strictObject({ name: text(200), email });
+const timeZone = z
+  .string()
+  .max(100)
+  .nullable()
+  .describe("IANA zone, e.g. Europe/Lisbon; null: the first team's zone, else STEGA_TIME_ZONE");
+const createBody = z.strictObject({ name: text(200), email, time_zone: timeZone.optional() });
 const patchBody = z
-  .strictObject({ name: text(200).optional(), email: email.optional() })
+  .strictObject({
+    name: text(200).optional(),
+    email: email.optional(),
+    time_zone: timeZone.optional(),
+  })
   .refine((body) => Object.keys(body).length > 0, { error: 'give at least one field to change' });
 
 /** Agents: read with any token, write with an admin token. */

@@ -24,6 +24,12 @@ const policyFields = {
   name: text(200),
   priority: prioritySchema,
   requester_org: text(200).nullable(),
+  team_id: z
+    .number()
+    .int()
+    .positive()
+    .nullable()
+    .describe('scope the policy to one team; null: every team'),
   first_response_minutes: minutes,
   resolution_minutes: minutes,
   calendar_id: z.number().int().positive(),
@@ -34,6 +40,7 @@ const createBody = z.strictObject({
   ...policyFields,
   name: policyFields.name.optional(),
   requester_org: policyFields.requester_org.optional(),
+  team_id: policyFields.team_id.optional(),
   alert_channels: alertChannelsSchema.optional(),
 });
 
@@ -42,6 +49,7 @@ const patchBody = z
     name: policyFields.name.optional(),
     priority: policyFields.priority.optional(),
     requester_org: policyFields.requester_org.optional(),
+    team_id: policyFields.team_id.optional(),
     first_response_minutes: minutes.optional(),
     resolution_minutes: minutes.optional(),
     calendar_id: policyFields.calendar_id.optional(),
@@ -84,7 +92,7 @@ export function policyRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
         schema: {
           tags: ['sla'],
           summary:
-            'Create an SLA policy for a priority (and optionally one requester organisation)',
+            'Create an SLA policy for a priority (and optionally one requester organisation and one team)',
           body: createBody,
           response: { 201: policyOut, ...errors },
         },

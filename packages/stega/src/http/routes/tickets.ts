@@ -17,6 +17,7 @@ const ticketFields = {
   requester_email: email,
   requester_org: text(200).nullable(),
   assignee_id: z.number().int().positive().nullable(),
+  team_id: z.number().int().positive().nullable().describe('the team the ticket belongs to'),
   priority: prioritySchema,
 };
 
@@ -25,6 +26,7 @@ const createBody = z.strictObject({
   description: ticketFields.description.optional(),
   requester_org: ticketFields.requester_org.optional(),
   assignee_id: ticketFields.assignee_id.optional(),
+  team_id: ticketFields.team_id.optional(),
   priority: prioritySchema.default('normal'),
 });
 
@@ -36,6 +38,7 @@ const patchBody = z
     requester_email: ticketFields.requester_email.optional(),
     requester_org: ticketFields.requester_org.optional(),
     assignee_id: ticketFields.assignee_id.optional(),
+    team_id: ticketFields.team_id.optional(),
     priority: ticketFields.priority.optional(),
     status: z
       .never({ error: 'change the status with POST /api/tickets/{id}/transitions' })
@@ -54,6 +57,11 @@ const listQuery = z.strictObject({
     })
     .optional(),
   requester_org: z.string().min(1).optional(),
+  team_id: z
+    .union([z.literal('none'), z.coerce.number().int().positive()], {
+      error: 'must be a team id or "none"',
+    })
+    .optional(),
   breached: queryBoolean
     .optional()
     .describe('a breach was recorded, or a clock missed (or is past) its due time'),
@@ -80,18 +88,20 @@ export function ticketRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
       {
         schema: {
           tags: ['tickets'],
-          summary: 'List tickets (filters: status, priority, assignee_id, breached, at_risk)',
+          summary:
+            'List tickets (filters: status, priority, assignee_id, team_id, requester_org, breached, at_risk)',
           querystring: listQuery,
           response: { 200: ticketListOut, ...errors },
         },
       },
       async (request) => {
-        const { assignee_id, ...filter } = request.query;
+        const { assignee_id, team_id, ...filter } = request.query;
         return listTickets(ctx, {
           ...filter,
           ...(assignee_id === undefined
             ? {}
             : { assignee_id: assignee_id === 'none' ? null : assignee_id }),
+          ...(team_id === undefined ? {} : { team_id: team_id === 'none' ? null : team_id }),
         });
       },
     );
