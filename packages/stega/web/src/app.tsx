@@ -8,6 +8,7 @@ import { OperationsPage } from './pages/operations.js';
 import { PoliciesPage, PolicyEditPage } from './pages/policies.js';
 import { ReportsPage } from './pages/reports.js';
 import { SignInPage } from './pages/sign-in.js';
+import { TeamsPage } from './pages/teams.js';
 import { TicketFormPage } from './pages/ticket-form.js';
 import { TicketPage } from './pages/ticket-page.js';
 import { TicketsPage } from './pages/tickets.js';
@@ -20,6 +21,7 @@ const NAV = [
   { to: '/policies', label: 'SLA policies', admin: false },
   { to: '/calendars', label: 'Calendars', admin: false },
   { to: '/agents', label: 'Agents', admin: true },
+  { to: '/teams', label: 'Teams', admin: false },
   { to: '/operations', label: 'Operations', admin: true },
   { to: '/reports', label: 'Reports', admin: false },
 ];
@@ -147,6 +149,7 @@ function Page({ path, session }: { path: string; session: Session }) {
   if (params) return <CalendarEditPage id={Number(params.id)} admin={admin} />;
   if (path === '/inbox') return <InboxPage session={session} />;
   if (path === '/agents') return admin ? <AgentsPage /> : <NotFoundPage forbidden />;
+  if (path === '/teams') return <TeamsPage admin={admin} />;
   if (path === '/operations') return admin ? <OperationsPage /> : <NotFoundPage forbidden />;
   if (path === '/reports') return <ReportsPage admin={admin} />;
   params = match('/reports/:id', path);

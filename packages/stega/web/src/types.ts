@@ -8,6 +8,7 @@ import type {
   queueOut,
   reportDetailOut,
   reportOut,
+  teamOut,
   ticketDetailOut,
   ticketListOut,
   tokenOut,
@@ -44,6 +45,7 @@ export type Agent = Out<typeof agentOut>;
 export type AlertPage = Out<typeof alertPageOut>;
 export type Alert = AlertPage['items'][number];
 export type Token = Out<typeof tokenOut>;
+export type Team = Out<typeof teamOut>;
 export type Calendar = Out<typeof calendarOut>;
 export type Policy = Out<typeof policyOut>;
 export type Queue = Out<typeof queueOut>;

@@ -9,7 +9,7 @@ import { formatDateTime, formatMinutes, label } from '../format.js';
 import { useSave } from '../hooks/use-save.js';
 import { usePoll, useTitle } from '../hooks.js';
 import { Link, navigate } from '../router.js';
-import { type Calendar, type Policy, PRIORITIES, type Priority } from '../types.js';
+import { type Calendar, type Policy, PRIORITIES, type Priority, type Team } from '../types.js';
 
 /** SLA policies: targets per priority (and organisation), calendar, alert channels. */
 export function PoliciesPage({ admin }: { admin: boolean }) {
@@ -24,6 +24,11 @@ export function PoliciesPage({ admin }: { admin: boolean }) {
   );
   const calendarName = (id: number) =>
     calendars.data?.items.find((c) => c.id === id)?.name ?? `Calendar ${id}`;
+  const teams = usePoll(
+    (signal) => api<{ items: Team[] }>('GET', '/api/teams', undefined, { signal }),
+    60_000,
+  );
+  const teamName = (id: number) => teams.data?.items.find((t) => t.id === id)?.name ?? `Team ${id}`;
   const items = policies.data?.items ?? [];
   return (
     <div className="page">
@@ -36,8 +41,9 @@ export function PoliciesPage({ admin }: { admin: boolean }) {
         ) : null}
       </div>
       <p className="muted">
-        A ticket gets the policy of its priority and requester organisation, else the one of its
-        priority for every organisation. Targets count business minutes of the policy’s calendar.
+        A ticket gets the most specific policy of its priority: for its team and requester
+        organisation, else its team, else its organisation, else every team and organisation.
+        Targets count business minutes of the policy’s calendar.
       </p>
       <LoadState
         loading={policies.loading}
@@ -53,6 +59,7 @@ export function PoliciesPage({ admin }: { admin: boolean }) {
                 <th scope="col">Name</th>
                 <th scope="col">Priority</th>
                 <th scope="col">Organisation</th>
+                <th scope="col">Team</th>
                 <th scope="col">First response</th>
                 <th scope="col">Resolution</th>
                 <th scope="col">Calendar</th>
@@ -69,6 +76,9 @@ export function PoliciesPage({ admin }: { admin: boolean }) {
                     <PriorityBadge priority={p.priority} />
                   </td>
                   <td data-label="Organisation">{p.requester_org ?? 'Every organisation'}</td>
+                  <td data-label="Team">
+                    {p.team_id === null ? 'Every team' : teamName(p.team_id)}
+                  </td>
                   <td data-label="First response">{formatMinutes(p.first_response_minutes)}</td>
                   <td data-label="Resolution">{formatMinutes(p.resolution_minutes)}</td>
                   <td data-label="Calendar">
@@ -104,6 +114,7 @@ interface PolicyDraft {
   name: string;
   priority: Priority;
   requester_org: string;
+  team_id: string;
   first_response_minutes: string;
   resolution_minutes: string;
   calendar_id: string;
@@ -116,6 +127,7 @@ const NEW_POLICY: PolicyDraft = {
   name: '',
   priority: 'normal',
   requester_org: '',
+  team_id: '',
   first_response_minutes: '60',
   resolution_minutes: '480',
   calendar_id: '',
@@ -129,6 +141,7 @@ function draftOf(p: Policy): PolicyDraft {
     name: p.name,
     priority: p.priority,
     requester_org: p.requester_org ?? '',
+    team_id: p.team_id === null ? '' : String(p.team_id),
     first_response_minutes: String(p.first_response_minutes),
     resolution_minutes: String(p.resolution_minutes),
     calendar_id: String(p.calendar_id),
@@ -167,6 +180,7 @@ function bodyOf(d: PolicyDraft) {
     name: d.name,
     priority: d.priority,
     requester_org: d.requester_org.trim() === '' ? null : d.requester_org,
+    team_id: d.team_id === '' ? null : Number(d.team_id),
     first_response_minutes: numberOrText(d.first_response_minutes),
     resolution_minutes: numberOrText(d.resolution_minutes),
     calendar_id: d.calendar_id === '' ? null : Number(d.calendar_id),
@@ -174,7 +188,7 @@ function bodyOf(d: PolicyDraft) {
 }
 
 const FIELD_PATHS =
-  /^(name|priority|requester_org|first_response_minutes|resolution_minutes|calendar_id|alert_channels(\.in_app|\.email.*|\.webhooks\[\d+\]\.(url|secret))?)$/;
+  /^(name|priority|requester_org|team_id|first_response_minutes|resolution_minutes|calendar_id|alert_channels(\.in_app|\.email.*|\.webhooks\[\d+\]\.(url|secret))?)$/;
 
 /** View (any token) or edit (admin) one SLA policy; errors appear next to their fields. */
 export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
@@ -188,6 +202,10 @@ export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
   const { issues, setSaved, busy, run } = save;
   const calendars = usePoll(
     (signal) => api<{ items: Calendar[] }>('GET', '/api/calendars', undefined, { signal }),
+    60_000,
+  );
+  const teams = usePoll(
+    (signal) => api<{ items: Team[] }>('GET', '/api/teams', undefined, { signal }),
     60_000,
   );
 
@@ -319,6 +337,22 @@ export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
                   value={draft.requester_org}
                   onChange={(e) => set('requester_org', e.target.value)}
                 />
+              )}
+            </Field>
+            <Field path="team_id" label="Team" issues={issues} hint="Empty: every team.">
+              {(aria) => (
+                <select
+                  {...aria}
+                  value={draft.team_id}
+                  onChange={(e) => set('team_id', e.target.value)}
+                >
+                  <option value="">Every team</option>
+                  {(teams.data?.items ?? []).map((team) => (
+                    <option key={team.id} value={String(team.id)}>
+                      {team.name}
+                    </option>
+                  ))}
+                </select>
               )}
             </Field>
           </div>

@@ -6,7 +6,7 @@ import { label } from '../format.js';
 import { useSave } from '../hooks/use-save.js';
 import { usePoll, useTitle } from '../hooks.js';
 import { Link, navigate } from '../router.js';
-import { type Agent, PRIORITIES, type Priority, type TicketDetail } from '../types.js';
+import { type Agent, PRIORITIES, type Priority, type Team, type TicketDetail } from '../types.js';
 
 interface Draft {
   subject: string;
@@ -16,6 +16,7 @@ interface Draft {
   requester_org: string;
   priority: Priority;
   assignee_id: string;
+  team_id: string;
 }
 
 const EMPTY: Draft = {
@@ -26,6 +27,7 @@ const EMPTY: Draft = {
   requester_org: '',
   priority: 'normal',
   assignee_id: '',
+  team_id: '',
 };
 
 const FIELDS = new Set([
@@ -36,6 +38,7 @@ const FIELDS = new Set([
   'requester_org',
   'priority',
   'assignee_id',
+  'team_id',
 ]);
 
 function draftOf(ticket: TicketDetail): Draft {
@@ -47,6 +50,7 @@ function draftOf(ticket: TicketDetail): Draft {
     requester_org: ticket.requester_org ?? '',
     priority: ticket.priority,
     assignee_id: ticket.assignee_id === null ? '' : String(ticket.assignee_id),
+    team_id: ticket.team_id === null ? '' : String(ticket.team_id),
   };
 }
 
@@ -59,6 +63,7 @@ function bodyOf(draft: Draft) {
     requester_org: draft.requester_org.trim() === '' ? null : draft.requester_org,
     priority: draft.priority,
     assignee_id: draft.assignee_id === '' ? null : Number(draft.assignee_id),
+    team_id: draft.team_id === '' ? null : Number(draft.team_id),
   };
 }
 
@@ -72,6 +77,10 @@ export function TicketFormPage({ id }: { id?: number }) {
   const { issues, message, busy, run } = useSave();
   const agents = usePoll(
     (signal) => api<{ items: Agent[] }>('GET', '/api/agents', undefined, { signal }),
+    60_000,
+  );
+  const teams = usePoll(
+    (signal) => api<{ items: Team[] }>('GET', '/api/teams', undefined, { signal }),
     60_000,
   );
 
@@ -236,6 +245,28 @@ export function TicketFormPage({ id }: { id?: number }) {
                 {(agents.data?.items ?? []).map((agent) => (
                   <option key={agent.id} value={String(agent.id)}>
                     {agent.name}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field
+            path="team_id"
+            label="Team"
+            issues={issues}
+            hint="Unassigned alerts go to its members; its SLA policy may differ."
+          >
+            {(aria) => (
+              <select
+                {...aria}
+                name="team_id"
+                value={draft.team_id}
+                onChange={(e) => set('team_id')(e.target.value)}
+              >
+                <option value="">No team</option>
+                {(teams.data?.items ?? []).map((team) => (
+                  <option key={team.id} value={String(team.id)}>
+                    {team.name}
                   </option>
                 ))}
               </select>

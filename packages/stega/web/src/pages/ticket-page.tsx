@@ -105,6 +105,8 @@ export function TicketPage({ id, session }: { id: number; session: Session }) {
             <dd>{t.requester_org ?? '—'}</dd>
             <dt>Assignee</dt>
             <dd>{t.assignee_name ?? 'Unassigned'}</dd>
+            <dt>Team</dt>
+            <dd data-testid="ticket-team">{t.team_name ?? '—'}</dd>
             <dt>SLA policy</dt>
             <dd>
               {t.policy_id ? (
