@@ -21,6 +21,7 @@ const BENCHMARKS = [
   'coop-paging',
   'latency',
   'delivery-throughput',
+  'alert-lateness',
 ];
 const VALUE_OPTIONS = new Set(['--runs']);
 

@@ -1,0 +1,280 @@
+/**
+ * Alert lateness (issue 12): from an SLA clock's due instant to the webhook receiver's 2xx,
+ * p50 / p99 / max, with 1, 2 and 4 `stega sla-breach-worker` processes.
+ *
+ * - quiet: 30 tickets created through the HTTP API (`POST /api/tickets` on a real
+ *   `stega web`) over 20 s, under a 24x7 policy with a 1-minute first-response target whose
+ *   one channel is a webhook; each breaches 60 s after it was created.
+ * - storm: 10,000 clocks falling due at the same instant, created the fastest way: the
+ *   tickets and clocks in one statement per 2,500, each transaction arming the deadline job
+ *   as a clock writer does (`slaDeadlineArm`).
+ *
+ * Every role is a real process (`stega` from source, via tsx): one `stega ticker`, one
+ * `stega jobs` (detection at the deadline), `stega web` for the quiet run, and the
+ * workers; a fresh database per run on the embedded PostgreSQL. The receiver answers 204 at
+ * once. Also reported: detection lateness (sla_breaches.detected_at − due_at), the part of
+ * the lateness that is the detector's.
+ *
+ * Run: `npm run bench -- alert-lateness [--quick] [--runs N]` (quick: 10 tickets over 7 s
+ * and a storm of 1,000). `--storm-only` / `--quiet-only` run one half.
+ */
+
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { migrate, NOTIFICATIONS_QUEUE, SLA_GROUP } from '../packages/stega/src/db/migrate.js';
+import { createPool, inTransaction } from '../packages/stega/src/db/pool.js';
+import { slaDeadlineArm } from '../packages/stega/src/db/sla-deadline.js';
+import {
+  killAllChildren,
+  type StegaChild,
+  spawnStega,
+  waitFor,
+} from '../packages/stega/test/deploy/processes.js';
+import { ticketsDueInsert } from '../packages/stega/test/deploy/workload.js';
+import { startTestServer } from '../test-support/postgres-server.js';
+import { RECEIVER_NETWORKS, startWebhookReceiver } from '../test-support/webhook-receiver.js';
+import { withDatabase } from './database.js';
+import { benchOptions, loadAverage, machine, median, printTable, writeResult } from './report.js';
+
+const WORKERS = [1, 2, 4];
+const ADMIN_TOKEN = `bench-${randomBytes(8).toString('hex')}`;
+const args = process.argv.slice(2);
+const options = benchOptions(args.filter((arg) => !arg.endsWith('-only')));
+const QUIET_TICKETS = options.quick ? 10 : 30;
+const QUIET_SPREAD_MS = options.quick ? 7_000 : 20_000;
+const STORM = options.quick ? 1_000 : 10_000;
+const STORM_CHUNK = 2_500;
+const runQuiet = !args.includes('--storm-only');
+const runStorm = !args.includes('--quiet-only');
+
+delete process.env.DATABASE_URL;
+const server = await startTestServer(path.join(os.tmpdir(), 'stega-bench-lateness-pg'));
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stega-bench-lateness-'));
+let databases = 0;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+process.on('SIGINT', () => {
+  void killAllChildren().then(() => process.exit(130));
+});
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const address = probe.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+interface Setup {
+  url: string;
+  pool: ReturnType<typeof createPool>;
+  org: string;
+  calendarId: number;
+  policyId: number;
+  hook: Awaited<ReturnType<typeof startWebhookReceiver>>;
+  children: StegaChild[];
+  web: string | null;
+}
+
+/** A fresh database with a 24x7 policy (webhook only), ticker, jobs, `workers` workers. */
+async function setUp(workers: number, withWeb: boolean): Promise<Setup> {
+  const name = `lateness_${process.pid}_${++databases}`;
+  const admin = createPool(server.adminUrl, 1);
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = withDatabase(server.adminUrl, name);
+  const pool = createPool(url, 6);
+  await migrate(pool, { coopPageSize: 50 });
+  const hook = await startWebhookReceiver();
+  const org = 'Bench Co';
+  const calendar = await pool.query(
+    `insert into stega.calendars (name, time_zone, always_open) values ('bench 24x7', 'UTC', true) returning id`,
+  );
+  const calendarId = Number(calendar.rows[0]?.id);
+  const policy = await pool.query(
+    `insert into stega.sla_policies
+       (name, priority, requester_org, first_response_minutes, resolution_minutes, calendar_id, alert_channels)
+     values ('bench', 'high', $1, 1, 6000, $2, $3) returning id`,
+    [org, calendarId, JSON.stringify({ in_app: false, webhooks: [{ url: hook.url }] })],
+  );
+  const env = {
+    DATABASE_URL: url,
+    STEGA_DATA_DIR: dataDir,
+    STEGA_ADMIN_TOKEN: ADMIN_TOKEN,
+    WEBHOOK_ALLOWED_NETWORKS: RECEIVER_NETWORKS,
+    SLA_WARNING_SHARE: '1', // one instant per clock: its due
+    LOG_LEVEL: 'warn',
+  };
+  const children = [spawnStega(['ticker'], env), spawnStega(['jobs'], env)];
+  for (let i = 1; i <= workers; i++) {
+    children.push(spawnStega(['sla-breach-worker'], { ...env, SUBCONSUMER_NAME: `w${i}` }));
+  }
+  let web: string | null = null;
+  if (withWeb) {
+    const port = await freePort();
+    children.push(spawnStega(['web'], { ...env, PORT: String(port), HOST: '127.0.0.1' }));
+    web = `http://127.0.0.1:${port}`;
+    const base = web;
+    await waitFor(
+      async () => (await fetch(`${base}/healthz`).catch(() => null))?.ok,
+      'web to answer',
+      120_000,
+      250,
+    );
+  }
+  await waitFor(
+    async () => {
+      const { rows } = await pool.query(
+        "select count(*)::int as n from pgque.get_consumer_info($1) where consumer_name like $2 || '.%'",
+        [NOTIFICATIONS_QUEUE, SLA_GROUP],
+      );
+      return Number(rows[0]?.n) === workers;
+    },
+    `${workers} members to register`,
+    120_000,
+    250,
+  );
+  await sleep(1_500); // let every process settle into waiting
+  return {
+    url,
+    pool,
+    org,
+    calendarId,
+    policyId: Number(policy.rows[0]?.id),
+    hook,
+    children,
+    web,
+  };
+}
+
+async function tearDown(setup: Setup): Promise<void> {
+  await Promise.all(setup.children.map((child) => child.stop()));
+  await setup.pool.end();
+  await setup.hook.stop();
+  const admin = createPool(server.adminUrl, 1);
+  await admin.query(`drop database if exists ${new URL(setup.url).pathname.slice(1)} with (force)`);
+  await admin.end();
+}
+
+/** p50 / p99 / max of milliseconds, as seconds. */
+function summary(millis: number[]) {
+  const sorted = [...millis].sort((a, b) => a - b);
+  const at = (q: number) =>
+    sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
+  return { p50: at(0.5) / 1000, p99: at(0.99) / 1000, max: (sorted.at(-1) ?? 0) / 1000 };
+}
+
+/** Waits for `count` distinct alerts at the receiver; lateness of each (2xx − due_at). */
+async function lateness(setup: Setup, count: number, timeoutMs: number) {
+  await waitFor(() => setup.hook.countsByKey().size >= count, `${count} webhooks`, timeoutMs, 100);
+  const first = new Map<string, { at: number; due: number }>();
+  for (const call of setup.hook.received) {
+    const key = String(call.headers['idempotency-key']);
+    if (first.has(key)) continue;
+    const body = JSON.parse(call.body) as { data: { due_at: string } };
+    first.set(key, { at: call.at, due: Date.parse(body.data.due_at) });
+  }
+  const delivered = [...first.values()].map((c) => c.at - c.due);
+  const { rows } = await setup.pool.query(
+    `select (extract(epoch from detected_at - due_at) * 1000)::float8 as ms from stega.sla_breaches`,
+  );
+  const duplicates = setup.hook.received.length - first.size;
+  return {
+    delivered: summary(delivered),
+    detected: summary(rows.map((row) => Number(row.ms))),
+    duplicates,
+  };
+}
+
+async function quiet(workers: number) {
+  const setup = await setUp(workers, true);
+  try {
+    const gap = QUIET_SPREAD_MS / QUIET_TICKETS;
+    for (let i = 0; i < QUIET_TICKETS; i++) {
+      const response = await fetch(`${setup.web}/api/tickets`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          subject: `Quiet ${i}`,
+          requester_name: 'Requester',
+          requester_email: 'requester@bench.test',
+          requester_org: setup.org,
+          priority: 'high',
+        }),
+      });
+      if (response.status !== 201) throw new Error(`POST /api/tickets: ${response.status}`);
+      await sleep(gap);
+    }
+    return await lateness(setup, QUIET_TICKETS, 180_000);
+  } finally {
+    await tearDown(setup);
+  }
+}
+
+async function storm(workers: number) {
+  const setup = await setUp(workers, false);
+  try {
+    const due = new Date(Date.now() + 20_000);
+    const policy = { policyId: setup.policyId, calendarId: setup.calendarId, org: setup.org };
+    for (let made = 0; made < STORM; made += STORM_CHUNK) {
+      await inTransaction(setup.pool, async (tx) => {
+        await ticketsDueInsert(tx, policy, Math.min(STORM_CHUNK, STORM - made), due, 'Storm');
+        await slaDeadlineArm(tx, due);
+      });
+    }
+    if (Date.now() > due.getTime())
+      throw new Error('the storm took longer to create than its lead');
+    return await lateness(setup, STORM, 1_800_000);
+  } finally {
+    await tearDown(setup);
+  }
+}
+
+const fmt = (s: number) => s.toFixed(2);
+const rows: Record<string, string | number>[] = [];
+const results: Record<string, unknown>[] = [];
+const load = { before: loadAverage() };
+for (const [label, enabled, run] of [
+  [
+    `quiet (${QUIET_TICKETS} tickets via the API over ${QUIET_SPREAD_MS / 1000} s)`,
+    runQuiet,
+    quiet,
+  ],
+  [`storm (${STORM} clocks due at once)`, runStorm, storm],
+] as const) {
+  if (!enabled) continue;
+  for (const workers of WORKERS) {
+    const runs: Awaited<ReturnType<typeof quiet>>[] = [];
+    for (let r = 0; r < options.runs; r++) runs.push(await run(workers));
+    const pick = (f: (x: (typeof runs)[number]) => number) => median(runs.map(f));
+    const row = {
+      workload: label,
+      workers,
+      'p50 s': fmt(pick((x) => x.delivered.p50)),
+      'p99 s': fmt(pick((x) => x.delivered.p99)),
+      'max s': fmt(pick((x) => x.delivered.max)),
+      'detect p50 s': fmt(pick((x) => x.detected.p50)),
+      'detect p99 s': fmt(pick((x) => x.detected.p99)),
+      'detect max s': fmt(pick((x) => x.detected.max)),
+      resends: pick((x) => x.duplicates),
+    };
+    rows.push(row);
+    results.push({ ...row, runs });
+    console.log(JSON.stringify(row));
+  }
+}
+printTable('Alert lateness: due instant → receiver 2xx (webhook), and due → detection', rows);
+const file = writeResult('alert-lateness', {
+  machine: machine(),
+  load: { ...load, after: loadAverage() },
+  quietTickets: QUIET_TICKETS,
+  storm: STORM,
+  results,
+});
+console.log(`\nload average before ${load.before}, after ${loadAverage()}; results in ${file}`);
+await server.stop();
+rmSync(dataDir, { recursive: true, force: true });
