@@ -34,11 +34,12 @@ export interface AuthThrottle {
 /**
  * Bearer-token authentication for every route, before the body is read: 401 without a token or
  * with an unknown or revoked one, 403 when an agent token calls an admin route.
- * Failed sign-ins (a token that is unknown or revoked) are counted per client address (an IPv6
- * client per /64, @fastify/rate-limit's default key; its in-memory store, per process): once an address has more than
- * `throttle.max` in a window of `throttle.windowSeconds` (counted from its first failure),
- * every request from it needing a token is answered 429 with `Retry-After` until the window
- * ends, a right token included, so guessing gains nothing.
+ * Failed sign-ins (a token that is unknown or revoked) are counted per client address (IPv6
+ * per /64: @fastify/rate-limit's default key, in its in-memory store, so per process). Once an
+ * address has more than `throttle.max` in a window of `throttle.windowSeconds` (counted from
+ * its first failure), every request from it needing a token is answered 429 with
+ * `Retry-After` until the window ends, a right token included, so guessing gains nothing.
+ * Requests without a token are not counted.
  */
 export function registerAuth(
   app: FastifyInstance,
