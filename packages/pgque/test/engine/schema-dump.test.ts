@@ -18,7 +18,7 @@ let owner = '';
  * MAINTAIN right (`m`) left out, so the dump reads the same on every supported version
  * and for every installing role.
  */
-function acl(value: string | null): string {
+function acl(value: string | null | undefined): string {
   if (!value) return 'default';
   return value
     .slice(1, -1)
