@@ -1,15 +1,16 @@
 // Upgrading an install made by an earlier release: the result is the same engine a fresh
 // install makes, and the queues, cursors and events in flight survive it.
 import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase, randomName } from '../../../../test-support/database.js';
 import { install } from '../../src/install.js';
 import { consume, createQueue, schemaSnapshot, send, subscribe, tick } from './helpers.js';
 
-const previousRelease = readFileSync(
-  new URL('../fixtures/install-7f7bc6b.sql', import.meta.url),
-  'utf8',
-);
+// the install script of the release on main at 7f7bc6b, as scripts/build-sql.mjs printed it
+const previousRelease = gunzipSync(
+  readFileSync(new URL('../fixtures/install-7f7bc6b.sql.gz', import.meta.url)),
+).toString('utf8');
 
 /** ACL entries in a stable order: an upgrade may rewrite an entry, moving it to the end. */
 function sortAcls(snapshot: unknown): unknown {
