@@ -22,6 +22,7 @@ const BENCHMARKS = [
   'latency',
   'delivery-throughput',
   'alert-lateness',
+  'ticket-lists',
 ];
 const VALUE_OPTIONS = new Set(['--runs']);
 

@@ -43,7 +43,10 @@ export async function clockListByTicket(db: Queryable, ticketId: number): Promis
   return rows.map(clockOf);
 }
 
-/** Inserts or replaces clocks, all in one statement. */
+/**
+ * Inserts or replaces clocks, then refreshes their tickets' list columns: `next_due_at` (the
+ * earliest due instant of a running clock) and `sla_missed` (once true, stays true).
+ */
 export async function clockSave(db: Queryable, clocks: ClockRow[]): Promise<void> {
   if (clocks.length === 0) return;
   const column = <K extends keyof ClockRow>(key: K) => clocks.map((clock) => clock[key]);
@@ -72,5 +75,27 @@ export async function clockSave(db: Queryable, clocks: ClockRow[]): Promise<void
       column('due_at'),
       column('warn_at'),
     ],
+  );
+  await ticketListColumnsRefresh(db, [...new Set(column('ticket_id'))]);
+}
+
+/** Recomputes the list columns of these tickets from their clocks and breaches. */
+export async function ticketListColumnsRefresh(db: Queryable, ticketIds: number[]): Promise<void> {
+  await db.query(
+    `update stega.tickets t
+        set next_due_at = c.next_due_at,
+            sla_missed = t.sla_missed or c.missed
+       from (select ticket_id,
+                    min(due_at) filter (where stopped_at is null and paused_since is null)
+                      as next_due_at,
+                    coalesce(bool_or(stopped_at > due_at or paused_since >= due_at), false)
+                      or exists (select 1 from stega.sla_breaches b
+                                  where b.ticket_id = k.ticket_id) as missed
+               from stega.sla_clocks k
+              where ticket_id = any ($1::bigint[])
+              group by ticket_id) c
+      where t.id = c.ticket_id
+        and (t.next_due_at is distinct from c.next_due_at or (c.missed and not t.sla_missed))`,
+    [ticketIds],
   );
 }

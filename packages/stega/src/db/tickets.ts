@@ -15,6 +15,8 @@ export interface TicketRow {
   priority: Priority;
   status: TicketStatus;
   policy_id: number | null;
+  /** The policy's name now (null without a policy). */
+  policy_name: string | null;
   created_at: Date;
   updated_at: Date;
   first_responded_at: Date | null;
@@ -29,6 +31,9 @@ export interface TicketListRow extends TicketRow {
   /** The clocks' states (null without a clock): only running clocks count down. */
   first_response_state: ClockState | null;
   resolution_state: ClockState | null;
+  /** When a stopped clock stopped: met when not after its due time. */
+  first_response_stopped_at: Date | null;
+  resolution_stopped_at: Date | null;
   /** A breach was recorded, or a clock missed (or is past) its due time. */
   breached: boolean;
   /** A running clock of an active ticket is past its warning instant but not yet due. */
@@ -72,8 +77,10 @@ const UPDATABLE: readonly (keyof TicketColumns)[] = [
 
 const COLUMNS = `t.id, t.subject, t.description, t.requester_name, t.requester_email, t.requester_org,
   t.assignee_id, ag.name as assignee_name, t.team_id,
-  (select tm.name from stega.teams tm where tm.id = t.team_id) as team_name, t.priority, t.status, t.policy_id, t.created_at,
-  t.updated_at, t.first_responded_at, t.resolved_at, t.closed_at`;
+  (select tm.name from stega.teams tm where tm.id = t.team_id) as team_name, t.priority,
+  t.status, t.policy_id,
+  (select sp.name from stega.sla_policies sp where sp.id = t.policy_id) as policy_name,
+  t.created_at, t.updated_at, t.first_responded_at, t.resolved_at, t.closed_at`;
 
 const orNull = <T>(value: unknown): T | null => (value ?? null) as T | null;
 
@@ -92,6 +99,7 @@ function ticketOf(row: Record<string, unknown>): TicketRow {
     priority: row.priority as Priority,
     status: row.status as TicketStatus,
     policy_id: row.policy_id === null ? null : Number(row.policy_id),
+    policy_name: orNull<string>(row.policy_name),
     created_at: row.created_at as Date,
     updated_at: row.updated_at as Date,
     first_responded_at: orNull<Date>(row.first_responded_at),
@@ -169,6 +177,10 @@ export async function ticketDelete(db: Queryable, id: number): Promise<boolean> 
   return Boolean(rowCount);
 }
 
+/** The orderings of a ticket list, each served by an index (id breaks ties). */
+export const TICKET_SORTS = ['newest', 'deadline', 'priority', 'age'] as const;
+export type TicketSort = (typeof TICKET_SORTS)[number];
+
 export interface TicketFilter {
   status?: TicketStatus[];
   priority?: Priority[];
@@ -179,78 +191,216 @@ export interface TicketFilter {
   team_id?: number | null;
   breached?: boolean;
   at_risk?: boolean;
+  /** Full-text search (PostgreSQL, `simple` configuration) over subject, requester and comments. */
+  q?: string;
+  /**
+   * `newest` (default): newest first; `deadline`: next SLA deadline first (tickets without a
+   * running clock last); `priority`: urgent first, newest first within a priority; `age`:
+   * oldest first.
+   */
+  sort?: TicketSort;
+  /** Where the previous page ended (its `next_cursor`): keyset pagination. */
+  cursor?: string;
   limit: number;
   offset: number;
+}
+
+/** Counted exactly up to this many matching tickets; beyond, the planner's estimate. */
+export const COUNT_BOUND = 1000;
+
+export interface TicketListPage {
+  items: TicketListRow[];
+  /** Exact up to COUNT_BOUND; beyond it an estimate (`total_exact` false). */
+  total: number;
+  total_exact: boolean;
+  /** Pass as `cursor` for the next page; null on the last page. */
+  next_cursor: string | null;
+}
+
+const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
+
+/** Per ordering: the ORDER BY, the cursor's sort value (text), and the keyset predicate. */
+const DUE = "coalesce(t.next_due_at, 'infinity'::timestamptz)";
+
+const ORDERINGS: Record<TicketSort, { order: string; key: string; after: string }> = {
+  newest: { order: 't.id desc', key: 'null', after: 't.id < $K2::bigint' },
+  // no running clock: 'infinity', so the ordering has no nulls and the keyset is one range
+  deadline: {
+    order: `${DUE}, t.id`,
+    key: `case when t.next_due_at is null then 'infinity'
+           else to_char(t.next_due_at at time zone 'UTC', ${ISO}) end`,
+    after: `(${DUE}, t.id) > ($K1::text::timestamptz, $K2::bigint)`,
+  },
+  priority: {
+    order: 't.priority_rank, (-t.id)',
+    key: 't.priority_rank::text',
+    after: '(t.priority_rank, (-t.id)) > ($K1::text::smallint, -$K2::bigint)',
+  },
+  age: {
+    order: 't.created_at, t.id',
+    key: `to_char(t.created_at at time zone 'UTC', ${ISO})`,
+    after: '(t.created_at, t.id) > ($K1::text::timestamptz, $K2::bigint)',
+  },
+};
+
+/** A cursor is the last row's sort value and id, base64url JSON; undefined if malformed. */
+export function cursorDecode(cursor: string): [string | null, number] | undefined {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (
+      Array.isArray(value) &&
+      value.length === 2 &&
+      (value[0] === null || typeof value[0] === 'string') &&
+      Number.isSafeInteger(value[1])
+    ) {
+      return [value[0], value[1]];
+    }
+  } catch {
+    // malformed
+  }
+  return undefined;
+}
+
+function cursorEncode(key: string | null, id: number): string {
+  return Buffer.from(JSON.stringify([key, id]), 'utf8').toString('base64url');
 }
 
 const CLOCK_STATE = `case when c.stopped_at is not null then 'stopped'
   when c.paused_since is not null then 'paused' else 'running' end`;
 
-/** A page of tickets, newest first, with the total number matching the filter. */
+/** The filter's WHERE clause; $1 is `now`, the filter's values follow. */
+function whereOf(filter: TicketFilter, values: unknown[]): string {
+  const add = (value: unknown) => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  const parts: string[] = [];
+  if (filter.status) parts.push(`t.status = any (${add(filter.status)}::text[])`);
+  if (filter.priority) parts.push(`t.priority = any (${add(filter.priority)}::text[])`);
+  if (filter.assignee_id === null) parts.push('t.assignee_id is null');
+  else if (filter.assignee_id !== undefined) {
+    parts.push(`t.assignee_id = ${add(filter.assignee_id)}::bigint`);
+  }
+  if (filter.requester_org !== undefined) {
+    parts.push(`t.requester_org = ${add(filter.requester_org)}::text`);
+  }
+  if (filter.team_id === null) parts.push('t.team_id is null');
+  else if (filter.team_id !== undefined) parts.push(`t.team_id = ${add(filter.team_id)}::bigint`);
+  const breached = '(t.sla_missed or coalesce(t.next_due_at < $1, false))';
+  if (filter.breached === true) parts.push(breached);
+  if (filter.breached === false) parts.push(`not ${breached}`);
+  const atRisk = `(t.status in ('open', 'in_progress') and t.id in (
+      select c.ticket_id from stega.sla_clocks c
+       where c.stopped_at is null and c.paused_since is null
+         and c.warn_at <= $1 and c.due_at > $1))`;
+  if (filter.at_risk === true) parts.push(atRisk);
+  if (filter.at_risk === false) parts.push(`not ${atRisk}`);
+  if (filter.q !== undefined) {
+    const q = `websearch_to_tsquery('simple', ${add(filter.q)}::text)`;
+    parts.push(`t.id in (
+      select s.id from stega.tickets s where s.search_doc @@ ${q}
+      union
+      select m.ticket_id from stega.ticket_comments m
+       where to_tsvector('simple', m.body) @@ ${q})`);
+  }
+  return parts.length > 0 ? parts.join('\n and ') : 'true';
+}
+
+/**
+ * A page of tickets in the filter's order, with its SLA summary as of `now`. Only the page's
+ * rows are summarised; the ordering walks an index (keyset with `cursor`), and the total is
+ * counted up to COUNT_BOUND, estimated beyond.
+ */
 export async function ticketList(
   db: Queryable,
   filter: TicketFilter,
   now: Date,
-): Promise<{ items: TicketListRow[]; total: number }> {
+): Promise<TicketListPage> {
+  const sort = ORDERINGS[filter.sort ?? 'newest'];
+  const values: unknown[] = [now];
+  const where = whereOf(filter, values);
+  const countValues = [...values];
+  let keyset = 'true';
+  const cursor = filter.cursor === undefined ? undefined : cursorDecode(filter.cursor);
+  if (cursor) {
+    keyset = sort.after;
+    if (keyset.includes('$K1')) {
+      values.push(cursor[0]);
+      keyset = keyset.replaceAll('$K1', `$${values.length}`);
+    }
+    values.push(cursor[1]);
+    keyset = keyset.replaceAll('$K2', `$${values.length}`);
+  }
+  values.push(filter.limit + 1, filter.offset);
+  const limit = `$${values.length - 1}`;
+  const offset = `$${values.length}`;
   const { rows } = await db.query(
-    `with f as (
-       select ${COLUMNS},
-              (select c.due_at from stega.sla_clocks c
-                where c.ticket_id = t.id and c.kind = 'first_response') as first_response_due_at,
-              (select c.due_at from stega.sla_clocks c
-                where c.ticket_id = t.id and c.kind = 'resolution') as resolution_due_at,
-              (select ${CLOCK_STATE} from stega.sla_clocks c
-                where c.ticket_id = t.id and c.kind = 'first_response') as first_response_state,
-              (select ${CLOCK_STATE} from stega.sla_clocks c
-                where c.ticket_id = t.id and c.kind = 'resolution') as resolution_state,
-              exists (select 1 from stega.sla_breaches b where b.ticket_id = t.id)
-                or exists (select 1 from stega.sla_clocks c
-                            where c.ticket_id = t.id
-                              and (c.stopped_at > c.due_at
-                                   or (c.stopped_at is null
-                                       and (c.paused_since is null or c.paused_since >= c.due_at)
-                                       and c.due_at < $1))) as breached,
-              t.status in ('open', 'in_progress')
-                and exists (select 1 from stega.sla_clocks c
-                             where c.ticket_id = t.id and c.stopped_at is null
-                               and c.paused_since is null
-                               and c.warn_at <= $1 and c.due_at > $1) as at_risk
+    `with page as (
+       select t.id, ${sort.key} as sort_key
          from stega.tickets t
-         left join stega.agents ag on ag.id = t.assignee_id
-        where ($2::text[] is null or t.status = any ($2))
-          and ($3::text[] is null or t.priority = any ($3))
-          and (not $4::boolean or t.assignee_id is not distinct from $5::bigint)
-          and ($6::text is null or t.requester_org = $6)
-          and (not $11::boolean or t.team_id is not distinct from $12::bigint))
-     select f.*, count(*) over () as total
-       from f
-      where ($7::boolean is null or f.breached = $7)
-        and ($8::boolean is null or f.at_risk = $8)
-      order by f.id desc
-      limit $9 offset $10`,
-    [
-      now,
-      filter.status ?? null,
-      filter.priority ?? null,
-      filter.assignee_id !== undefined,
-      filter.assignee_id ?? null,
-      filter.requester_org ?? null,
-      filter.breached ?? null,
-      filter.at_risk ?? null,
-      filter.limit,
-      filter.offset,
-      filter.team_id !== undefined,
-      filter.team_id ?? null,
-    ],
+        where ${where}
+          and ${keyset}
+        order by ${sort.order}
+        limit ${limit} offset ${offset})
+     select ${COLUMNS}, p.sort_key,
+            fr.due_at as first_response_due_at, rs.due_at as resolution_due_at,
+            fr.stopped_at as first_response_stopped_at, rs.stopped_at as resolution_stopped_at,
+            ${CLOCK_STATE.replaceAll('c.', 'fr.')} as first_response_state,
+            ${CLOCK_STATE.replaceAll('c.', 'rs.')} as resolution_state,
+            fr.ticket_id is not null as has_first_response,
+            rs.ticket_id is not null as has_resolution,
+            t.sla_missed or coalesce(t.next_due_at < $1, false) as breached,
+            t.status in ('open', 'in_progress')
+              and ((fr.stopped_at is null and fr.paused_since is null
+                    and fr.warn_at <= $1 and fr.due_at > $1)
+                or (rs.stopped_at is null and rs.paused_since is null
+                    and rs.warn_at <= $1 and rs.due_at > $1)) as at_risk
+       from page p
+       join stega.tickets t on t.id = p.id
+       left join stega.agents ag on ag.id = t.assignee_id
+       left join stega.sla_clocks fr on fr.ticket_id = t.id and fr.kind = 'first_response'
+       left join stega.sla_clocks rs on rs.ticket_id = t.id and rs.kind = 'resolution'
+      order by ${sort.order}`,
+    values,
   );
-  const items = rows.map((row) => ({
+  const more = rows.length > filter.limit;
+  const shown = more ? rows.slice(0, filter.limit) : rows;
+  const items = shown.map((row) => ({
     ...ticketOf(row),
     first_response_due_at: orNull<Date>(row.first_response_due_at),
     resolution_due_at: orNull<Date>(row.resolution_due_at),
-    first_response_state: orNull<ClockState>(row.first_response_state),
-    resolution_state: orNull<ClockState>(row.resolution_state),
+    first_response_state: row.has_first_response ? (row.first_response_state as ClockState) : null,
+    resolution_state: row.has_resolution ? (row.resolution_state as ClockState) : null,
+    first_response_stopped_at: orNull<Date>(row.first_response_stopped_at),
+    resolution_stopped_at: orNull<Date>(row.resolution_stopped_at),
     breached: Boolean(row.breached),
     at_risk: Boolean(row.at_risk),
   }));
-  return { items, total: rows[0] ? Number(rows[0].total) : 0 };
+  const last = shown[shown.length - 1];
+  const next_cursor =
+    more && last ? cursorEncode(orNull<string>(last.sort_key), Number(last.id)) : null;
+  // $1 (now) types the same in every statement, used or not
+  const counting = `select 1 from stega.tickets t where $1::timestamptz is not null and ${where}`;
+  const counted = await db.query(
+    `select count(*) as n from (${counting} limit ${COUNT_BOUND + 1}) x`,
+    countValues,
+  );
+  const n = Number(counted.rows[0]?.n ?? 0);
+  if (n <= COUNT_BOUND) return { items, total: n, total_exact: true, next_cursor };
+  const plan = await db.query(`explain (format json) ${counting}`, countValues);
+  const planRows = Number(
+    (plan.rows[0]?.['QUERY PLAN'] as { Plan?: { 'Plan Rows'?: number } }[] | undefined)?.[0]
+      ?.Plan?.['Plan Rows'] ?? 0,
+  );
+  return { items, total: Math.max(n, Math.round(planRows)), total_exact: false, next_cursor };
+}
+
+/** A value that changes whenever a ticket or breach is written: the lists' validator. */
+export async function ticketListVersion(db: Queryable): Promise<string> {
+  const { rows } = await db.query(
+    `select (select extract(epoch from max(updated_at)) from stega.tickets)::text as tickets,
+            (select max(id) from stega.sla_breaches)::text as breaches`,
+  );
+  const row = rows[0] ?? {};
+  return `${row.tickets ?? '0'}-${row.breaches ?? '0'}`;
 }

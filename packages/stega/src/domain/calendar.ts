@@ -57,6 +57,8 @@ const timeOfDaySchema = z
 export const businessIntervalSchema = z
   .strictObject({ start: timeOfDaySchema, end: timeOfDaySchema })
   .superRefine((interval, ctx) => {
+    // a malformed time has its own issue: comparing it would only add a knock-on one
+    if (!TIME_OF_DAY.test(interval.start) || !TIME_OF_DAY.test(interval.end)) return;
     if (interval.start === '24:00') {
       ctx.addIssue({
         code: 'custom',

@@ -63,6 +63,7 @@ export const ticketOut = z.object({
   priority,
   status,
   policy_id: id.nullable(),
+  policy_name: z.string().nullable(),
   created_at: z.date(),
   updated_at: z.date(),
   first_responded_at: nullableDate,
@@ -77,11 +78,17 @@ export const ticketListOut = z.object({
       resolution_due_at: nullableDate,
       first_response_state: clockState.nullable(),
       resolution_state: clockState.nullable(),
+      first_response_stopped_at: nullableDate,
+      resolution_stopped_at: nullableDate,
       breached: z.boolean(),
       at_risk: z.boolean(),
     }),
   ),
   total: z.number().int(),
+  /** false: more than 1,000 match and `total` is the planner's estimate. */
+  total_exact: z.boolean(),
+  /** Pass as `cursor` for the next page (keyset pagination); null on the last page. */
+  next_cursor: z.string().nullable(),
   limit: z.number().int(),
   offset: z.number().int(),
 });
@@ -200,6 +207,7 @@ export const policyOut = z.object({
   alert_channels: z.object({
     in_app: z.boolean(),
     email: z.array(z.string()),
+    email_assignee: z.boolean(),
     webhooks: z.array(
       z.object({
         url: z

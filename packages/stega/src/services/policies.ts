@@ -27,6 +27,7 @@ export interface PolicyView extends Omit<PolicyRow, 'alert_channels'> {
   alert_channels: {
     in_app: boolean;
     email: string[];
+    email_assignee: boolean;
     webhooks: { url: string; has_secret: boolean }[];
   };
 }
@@ -38,6 +39,7 @@ export function policyView(row: PolicyRow, viewer?: Actor): PolicyView {
     alert_channels: {
       in_app: row.alert_channels.in_app ?? false,
       email: row.alert_channels.email ?? [],
+      email_assignee: row.alert_channels.email_assignee ?? false,
       webhooks: (row.alert_channels.webhooks ?? []).map((w) => ({
         url: url(w.url),
         has_secret: Boolean(w.secret),

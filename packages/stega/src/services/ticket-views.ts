@@ -4,15 +4,17 @@ import { clockListByTicket } from '../db/clocks.js';
 import { type CommentRow, commentListByTicket } from '../db/comments.js';
 import { type DeliveryRow, deliveryListByTicket } from '../db/deliveries.js';
 import {
+  cursorDecode,
   type TicketFilter,
-  type TicketListRow,
+  type TicketListPage,
   type TicketRow,
   ticketGet,
   ticketList,
+  ticketListVersion,
 } from '../db/tickets.js';
 import { type BreachView, breachViewsOf } from './breaches.js';
 import type { Actor, ServiceContext } from './context.js';
-import { NotFoundError } from './errors.js';
+import { NotFoundError, ValidationError } from './errors.js';
 import { errorTextFor, recipientFor } from './masking.js';
 import { type ClockView, clockView } from './sla.js';
 
@@ -58,11 +60,28 @@ export async function getTicket(
   };
 }
 
-/** A page of tickets matching the filter, newest first, with SLA flags as of now. */
+/** A page of tickets matching the filter in its order, with SLA flags as of now. */
 export async function listTickets(
   ctx: ServiceContext,
   filter: TicketFilter,
-): Promise<{ items: TicketListRow[]; total: number; limit: number; offset: number }> {
+): Promise<TicketListPage & { limit: number; offset: number }> {
+  if (filter.cursor !== undefined && !cursorDecode(filter.cursor)) {
+    throw new ValidationError([
+      { path: 'cursor', message: 'is not a cursor of this list (take next_cursor as it is)' },
+    ]);
+  }
   const page = await ticketList(ctx.pool, filter, ctx.now());
   return { ...page, limit: filter.limit, offset: filter.offset };
+}
+
+/** How long a list's time-derived flags (breached, at risk) may be served unchanged, ms. */
+const LIST_FRESH_MS = 15_000;
+
+/**
+ * A validator for the ticket lists: it changes when a ticket or breach is written, and every
+ * 15 s for the flags that change with time alone. The HTTP layer sends it as the ETag.
+ */
+export async function ticketListValidator(ctx: ServiceContext): Promise<string> {
+  const bucket = Math.floor(ctx.now().getTime() / LIST_FRESH_MS);
+  return `${await ticketListVersion(ctx.pool)}-${bucket}`;
 }

@@ -103,6 +103,15 @@ describe('calendar validation', () => {
         message: 'must be a time HH:mm between 00:00 and 24:00',
       },
     ]);
+    // one issue for one bad time: no knock-on "must be after start (25:00)"
+    expect(
+      issuesOf({ ...base, weekly_hours: { monday: [{ start: '25:00', end: '17:00' }] } }),
+    ).toEqual([
+      {
+        path: 'weekly_hours.monday[0].start',
+        message: 'must be a time HH:mm between 00:00 and 24:00',
+      },
+    ]);
     expect(issuesOf({ ...base, weekly_hours: { ...base.weekly_hours, mon: [] } })).toEqual([
       { path: 'weekly_hours.mon', message: 'is not a known field' },
     ]);

@@ -146,4 +146,100 @@ describe('the agent screen in a browser', async () => {
     expect(commented?.details).toMatchObject({ agent_id: anaId, first_response: true });
     expect(after.body.clocks.find((c) => c.kind === 'first_response')?.state).toBe('stopped');
   });
+
+  it("shows the error next to the name when a policy's name is cleared, and saves the assignee email", async () => {
+    const policies = await stega.api<{ items: { id: number; name: string }[] }>(
+      'GET',
+      '/api/sla-policies',
+    );
+    const policy = policies.body.items[0];
+    expect(policy).toBeDefined();
+    await page.goto(`${stega.url}/policies/${policy?.id}`);
+    const name = page.getByLabel('Name', { exact: true });
+    await expect.poll(() => name.inputValue()).toBe(policy?.name);
+    await name.fill('');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    expect(await errorOf(name)).toContain('must not be empty');
+    // the summary names the field by its label, not its column
+    expect(await page.locator('.error-summary').textContent()).toContain('Name: must not be empty');
+    expect(await page.locator('.notice.ok').isVisible()).toBe(false);
+    const stored = await stega.api<{ name: string }>('GET', `/api/sla-policies/${policy?.id}`);
+    expect(stored.body.name).toBe(policy?.name);
+    await browser.screenshot('agents-03-policy-name-cleared');
+
+    await name.fill(policy?.name ?? '');
+    await page.getByLabel('Email the assignee').check();
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.getByText('Saved.').waitFor();
+    const saved = await stega.api<{ alert_channels: { email_assignee: boolean } }>(
+      'GET',
+      `/api/sla-policies/${policy?.id}`,
+    );
+    expect(saved.body.alert_channels.email_assignee).toBe(true);
+  });
+
+  it('sorts open work by next SLA deadline, and finds a ticket by a word in a comment', async () => {
+    for (const priority of ['low', 'urgent', 'normal', 'high']) {
+      await newTicket({ subject: `Sort test ${priority}`, priority });
+    }
+    const commented = await newTicket({ subject: 'Search test: nothing in the subject' });
+    const note = await stega.api('POST', `/api/tickets/${commented.id}/comments`, {
+      body: 'The customer mentions a marmalade stain on the keyboard.',
+      public_reply: false,
+    });
+    expect(note.status).toBe(201);
+
+    await page.goto(`${stega.url}/tickets`);
+    await page.getByRole('link', { name: 'Open work' }).waitFor();
+    await page.getByLabel('Sort by').selectOption('deadline');
+    const rows = page.locator('tr[data-ticket-id]');
+    await expect.poll(() => rows.count()).toBeGreaterThan(4);
+    // each row's next deadline: the earliest due time of its running clocks
+    const deadlines = await rows.evaluateAll((trs) =>
+      trs.map((tr) => {
+        const dues = [...tr.querySelectorAll('[role="timer"][data-state="running"]')].map((el) =>
+          Date.parse(el.getAttribute('data-due') ?? ''),
+        );
+        return dues.length > 0 ? Math.min(...dues) : Number.POSITIVE_INFINITY;
+      }),
+    );
+    expect(deadlines).toEqual([...deadlines].sort((a, b) => a - b));
+    expect(deadlines[0]).toBeLessThan(Number.POSITIVE_INFINITY);
+    await browser.screenshot('agents-04-sorted-by-deadline');
+
+    await page.getByLabel('Search tickets').fill('marmalade');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.waitForURL(/q=marmalade/);
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.first().getAttribute('data-ticket-id')).toBe(String(commented.id));
+    await browser.screenshot('agents-05-search');
+  });
+
+  it('puts the reply box within the first two screens of the ticket page on a 390 px screen', async () => {
+    const ticket = await newTicket({
+      subject: 'Narrow test',
+      description: 'A long request. '.repeat(40),
+    });
+    for (let i = 1; i <= 6; i++) {
+      await stega.api('POST', `/api/tickets/${ticket.id}/comments`, {
+        body: `Comment ${i}: ${'some words of the thread '.repeat(12)}`,
+        public_reply: false,
+      });
+    }
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await page.goto(`${stega.url}/tickets/${ticket.id}`);
+      const reply = page.getByLabel('Add a comment');
+      await reply.waitFor();
+      const top = await reply.evaluate((el) => el.getBoundingClientRect().top + window.scrollY);
+      expect(top).toBeLessThan(2 * 844);
+      const overflow = await page.evaluate(
+        'document.documentElement.scrollWidth - window.innerWidth',
+      );
+      expect(overflow).toBeLessThanOrEqual(0);
+      await browser.screenshot('agents-06-narrow-ticket');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+  });
 });

@@ -211,13 +211,17 @@ describe('web UI in a browser against stega start', async () => {
     const recorded = await detectBreachesAt(new Date(Date.now() + 3 * 60_000));
     expect(recorded.map((b) => b.ticketId)).toContain(ticketId);
 
-    const breach = page.locator('article.breach');
+    const breach = page.locator('li.breach[data-breach-id]');
     await breach.waitFor({ timeout: 30_000 });
-    await expect.poll(() => breach.locator('tbody tr').count(), { timeout: 60_000 }).toBe(3); // in-app, email, webhook
+    const breachId = await breach.getAttribute('data-breach-id');
+    // each delivery once, in the alerts section: in-app, email, webhook
+    const deliveries = page.locator(`table.deliveries tr[data-alert="breach-${breachId}"]`);
+    await expect.poll(() => deliveries.count(), { timeout: 60_000 }).toBe(3);
     await expect
-      .poll(() => breach.getByText('Delivered', { exact: true }).count(), { timeout: 60_000 })
+      .poll(() => deliveries.getByText('Delivered', { exact: true }).count(), { timeout: 60_000 })
       .toBe(3);
-    const replicas = await breach.locator('td.replica').allTextContents();
+    expect(await page.locator('table.deliveries tbody tr').count()).toBe(3);
+    const replicas = await deliveries.locator('td.replica').allTextContents();
     const names = (await members()).map((m) => m.name);
     expect(replicas.length).toBe(3);
     for (const replica of replicas) expect(names).toContain(replica.trim());
@@ -355,7 +359,7 @@ describe('web UI in a browser against stega start', async () => {
     await browser.screenshot('10-operations-takeover');
 
     await page.goto(`${stega.url}/tickets/${ticket.body.id}`);
-    const webhookRow = page.locator('article.breach tbody tr', { hasText: 'Webhook' });
+    const webhookRow = page.locator('table.deliveries tr[data-channel="webhook"]');
     await webhookRow.waitFor();
     const by = (await webhookRow.locator('td.replica').textContent())?.trim();
     expect(by).not.toBe(name);

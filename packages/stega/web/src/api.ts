@@ -38,7 +38,12 @@ export async function api<T>(
   method: string,
   path: string,
   body?: unknown,
-  options: { token?: string; signal?: AbortSignal } = {},
+  options: {
+    token?: string;
+    signal?: AbortSignal;
+    /** `no-cache`: revalidate with the last ETag (a 304 gives the cached body back). */
+    cache?: RequestCache;
+  } = {},
 ): Promise<T> {
   const token = options.token ?? readToken();
   const headers: Record<string, string> = { accept: 'application/json' };
@@ -50,6 +55,7 @@ export async function api<T>(
     headers,
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.cache ? { cache: options.cache } : {}),
   });
   const date = response.headers.get('date');
   if (date) {

@@ -133,7 +133,9 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
 
 function Page({ path, session }: { path: string; session: Session }) {
   const admin = session.role === 'admin';
-  if (path === '/' || path === '/sign-in' || path === '/tickets') return <TicketsPage />;
+  if (path === '/' || path === '/sign-in' || path === '/tickets') {
+    return <TicketsPage session={session} />;
+  }
   if (path === '/tickets/new') return <TicketFormPage />;
   let params = match('/tickets/:id', path);
   if (params) return <TicketPage id={Number(params.id)} session={session} />;

@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { TICKET_SORTS } from '../../db/tickets.js';
 import { prioritySchema, ticketStatusSchema } from '../../domain/index.js';
 import type { ServiceContext } from '../../services/context.js';
+import { ValidationError } from '../../services/errors.js';
 import { addComment } from '../../services/ticket-comments.js';
 import { transitionTicket } from '../../services/ticket-transitions.js';
-import { getTicket, listTickets } from '../../services/ticket-views.js';
+import { getTicket, listTickets, ticketListValidator } from '../../services/ticket-views.js';
 import { createTicket, deleteTicket, updateTicket } from '../../services/tickets.js';
 import { actorOf } from '../auth.js';
 import { commentOut, ticketDetailOut, ticketListOut } from '../response-schemas.js';
@@ -52,10 +54,11 @@ const listQuery = z.strictObject({
     .describe('comma-separated, e.g. open,in_progress'),
   priority: queryList(prioritySchema).optional().describe('comma-separated, e.g. urgent,high'),
   assignee_id: z
-    .union([z.literal('none'), z.coerce.number().int().positive()], {
-      error: 'must be an agent id or "none"',
+    .union([z.literal('none'), z.literal('me'), z.coerce.number().int().positive()], {
+      error: 'must be an agent id, "me" or "none"',
     })
-    .optional(),
+    .optional()
+    .describe("an agent id, `me` (the token's agent) or `none` (unassigned)"),
   requester_org: z.string().min(1).optional(),
   team_id: z
     .union([z.literal('none'), z.coerce.number().int().positive()], {
@@ -68,6 +71,24 @@ const listQuery = z.strictObject({
   at_risk: queryBoolean
     .optional()
     .describe('a running clock is past its warning share of the target but not yet due'),
+  q: z
+    .string()
+    .trim()
+    .min(1, { error: 'must not be empty' })
+    .max(500)
+    .optional()
+    .describe('full-text search over subject, requester and comments (words, "a phrase", -not)'),
+  sort: z
+    .enum(TICKET_SORTS)
+    .optional()
+    .describe(
+      'newest (default), deadline (next SLA deadline first), priority (urgent first), age (oldest first)',
+    ),
+  cursor: z
+    .string()
+    .max(200)
+    .optional()
+    .describe("the previous page's next_cursor (keyset pagination; faster than offset)"),
   ...pageQuery,
 });
 
@@ -89,18 +110,33 @@ export function ticketRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
         schema: {
           tags: ['tickets'],
           summary:
-            'List tickets (filters: status, priority, assignee_id, team_id, requester_org, breached, at_risk)',
+            'List tickets (filters: status, priority, assignee_id, team_id, requester_org, breached, at_risk, q; sort; cursor). Send If-None-Match with the last ETag: 304 when nothing changed',
           querystring: listQuery,
-          response: { 200: ticketListOut, ...errors },
+          response: { 200: ticketListOut, 304: z.undefined(), ...errors },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const { assignee_id, team_id, ...filter } = request.query;
+        let assignee: number | null | undefined;
+        if (assignee_id === 'me') {
+          const me = actorOf(request).agentId;
+          if (me === null) {
+            throw new ValidationError([
+              { path: 'assignee_id', message: '"me" needs a token that belongs to an agent' },
+            ]);
+          }
+          assignee = me;
+        } else assignee = assignee_id === 'none' ? null : assignee_id;
+        // the lists poll: answer "nothing changed" without running the list
+        const etag = `W/"${await ticketListValidator(ctx)}-${actorOf(request).agentId ?? 'a'}"`;
+        reply
+          .header('etag', etag)
+          .header('cache-control', 'private, no-cache')
+          .header('vary', 'authorization');
+        if (request.headers['if-none-match'] === etag) return reply.code(304).send();
         return listTickets(ctx, {
           ...filter,
-          ...(assignee_id === undefined
-            ? {}
-            : { assignee_id: assignee_id === 'none' ? null : assignee_id }),
+          ...(assignee === undefined ? {} : { assignee_id: assignee }),
           ...(team_id === undefined ? {} : { team_id: team_id === 'none' ? null : team_id }),
         });
       },

@@ -98,6 +98,7 @@ export function PoliciesPage({ admin }: { admin: boolean }) {
 function channelSummary(p: Policy): string {
   const parts: string[] = [];
   if (p.alert_channels.in_app) parts.push('in-app');
+  if (p.alert_channels.email_assignee) parts.push('email to the assignee');
   if (p.alert_channels.email.length > 0) parts.push(`${p.alert_channels.email.length} email`);
   if (p.alert_channels.webhooks.length > 0)
     parts.push(`${p.alert_channels.webhooks.length} webhook`);
@@ -120,6 +121,7 @@ interface PolicyDraft {
   calendar_id: string;
   in_app: boolean;
   email: string;
+  email_assignee: boolean;
   webhooks: WebhookDraft[];
 }
 
@@ -133,6 +135,7 @@ const NEW_POLICY: PolicyDraft = {
   calendar_id: '',
   in_app: true,
   email: '',
+  email_assignee: false,
   webhooks: [],
 };
 
@@ -147,6 +150,7 @@ function draftOf(p: Policy): PolicyDraft {
     calendar_id: String(p.calendar_id),
     in_app: p.alert_channels.in_app,
     email: p.alert_channels.email.join('\n'),
+    email_assignee: p.alert_channels.email_assignee,
     webhooks: p.alert_channels.webhooks.map((w) => ({
       url: w.url,
       secret: '',
@@ -168,6 +172,7 @@ function channelsOf(d: PolicyDraft) {
       .split(/[\n,]/)
       .map((s) => s.trim())
       .filter(Boolean),
+    email_assignee: d.email_assignee,
     webhooks: d.webhooks.map((w) => ({
       url: w.url.trim(),
       ...(w.secret ? { secret: w.secret } : {}),
@@ -188,7 +193,7 @@ function bodyOf(d: PolicyDraft) {
 }
 
 const FIELD_PATHS =
-  /^(name|priority|requester_org|team_id|first_response_minutes|resolution_minutes|calendar_id|alert_channels(\.in_app|\.email.*|\.webhooks\[\d+\]\.(url|secret))?)$/;
+  /^(name|priority|requester_org|team_id|first_response_minutes|resolution_minutes|calendar_id|alert_channels(\.in_app|\.email_assignee|\.email.*|\.webhooks\[\d+\]\.(url|secret))?)$/;
 
 /** View (any token) or edit (admin) one SLA policy; errors appear next to their fields. */
 export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
@@ -244,7 +249,8 @@ export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
     event.preventDefault();
     await run(async () => {
       const body: Record<string, unknown> = bodyOf(draft);
-      if (!body.name) delete body.name;
+      // a new policy may leave its name to the API; an emptied name is an error to show
+      if (!editing && !body.name) delete body.name;
       if (editing && original) {
         const before = bodyOf(original) as Record<string, unknown>;
         for (const key of Object.keys(body)) if (body[key] === before[key]) delete body[key];
@@ -411,7 +417,16 @@ export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
                 checked={draft.in_app}
                 onChange={(e) => set('in_app', e.target.checked)}
               />
-              In-app alert to the assignee (or every agent when unassigned)
+              In-app alert to the assignee (or the team when unassigned)
+            </label>
+            <label className="check">
+              <input
+                type="checkbox"
+                id={fieldId('alert_channels.email_assignee')}
+                checked={draft.email_assignee}
+                onChange={(e) => set('email_assignee', e.target.checked)}
+              />
+              Email the assignee
             </label>
             <div className={`field${emailError ? ' has-error' : ''}`}>
               <label htmlFor={emailId}>Email recipients</label>

@@ -1,27 +1,22 @@
 import { type FormEvent, useState } from 'react';
 import { ApiError, api, type Issue } from '../api.js';
-import {
-  DeliveryBadge,
-  DeliveryOutcome,
-  PriorityBadge,
-  SlaBadge,
-  StatusBadge,
-} from '../components/badges.js';
+import { DeliveryOutcome, PriorityBadge, SlaBadge, StatusBadge } from '../components/badges.js';
 import { Countdown } from '../components/countdown.js';
 import { Field } from '../components/field.js';
 import { Freshness, LoadState, Section, TableRegion } from '../components/layout.js';
-import { formatDateTime, formatMinutes, label } from '../format.js';
+import { formatDateTime, formatDuration, formatMinutes, label } from '../format.js';
 import { useNow, usePoll, useTitle } from '../hooks.js';
 import { Link } from '../router.js';
 import {
   type Agent,
-  type Breach,
   type Clock,
   NEXT_STATUSES,
+  type Policy,
   type Session,
   type TicketDetail,
   type TicketStatus,
 } from '../types.js';
+import { activityText, type Names, recipientLabel } from '../words.js';
 
 /** One ticket, live: SLA clocks, breaches and each alert delivery, comments, activity. */
 export function TicketPage({ id, session }: { id: number; session: Session }) {
@@ -33,6 +28,14 @@ export function TicketPage({ id, session }: { id: number; session: Session }) {
   const t = ticket.data;
   useTitle(t ? `#${t.id} ${t.subject}` : `Ticket #${id}`);
   const now = useNow();
+  const agents = usePoll(
+    (signal) => api<{ items: Agent[] }>('GET', '/api/agents', undefined, { signal }),
+    60_000,
+  );
+  const policies = usePoll(
+    (signal) => api<{ items: Policy[] }>('GET', '/api/sla-policies', undefined, { signal }),
+    60_000,
+  );
   const [notice, setNotice] = useState<{ text: string; error?: boolean } | undefined>();
 
   if (!t) {
@@ -63,8 +66,17 @@ export function TicketPage({ id, session }: { id: number; session: Session }) {
     }
   };
 
+  const names: Names = {
+    agent: (agentId) => agents.data?.items.find((a) => a.id === agentId)?.name,
+    policy: (policyId) =>
+      policyId === t.policy_id && t.policy_name
+        ? t.policy_name
+        : policies.data?.items.find((p) => p.id === policyId)?.name,
+  };
+  const firstResponse = t.clocks.find((c) => c.kind === 'first_response');
+
   return (
-    <div className="page">
+    <div className="page ticket-page">
       <p className="breadcrumb">
         <Link to="/tickets">← Tickets</Link>
       </p>
@@ -81,6 +93,28 @@ export function TicketPage({ id, session }: { id: number; session: Session }) {
         <SlaBadge breached={breached} warned={warned} />
       </p>
       <Freshness updatedAt={ticket.updatedAt} />
+      <p className="ticket-summary small">
+        {t.requester_name}
+        {t.requester_org ? ` · ${t.requester_org}` : ''} · {t.assignee_name ?? 'Unassigned'}
+        {t.clocks.map((clock) => (
+          <span key={clock.kind}>
+            {' · '}
+            {label(clock.kind)}:{' '}
+            <Countdown
+              name={label(clock.kind)}
+              dueAt={clock.due_at}
+              state={clock.state}
+              pausedSince={clock.paused_since}
+              stoppedAt={clock.stopped_at}
+              warned={
+                clock.state === 'running' &&
+                now >= Date.parse(clock.warn_at) &&
+                now < Date.parse(clock.due_at)
+              }
+            />
+          </span>
+        ))}
+      </p>
 
       <div className="transitions" role="group" aria-label="Change status">
         <span className="muted">Move to:</span>
@@ -93,6 +127,8 @@ export function TicketPage({ id, session }: { id: number; session: Session }) {
       <p role="status" className={notice?.error ? 'notice error' : 'notice'} hidden={!notice}>
         {notice?.text}
       </p>
+
+      <Conversation ticket={t} session={session} onAdded={ticket.refresh} />
 
       <div className="grid-2">
         <Section id="details" title="Details">
@@ -110,21 +146,24 @@ export function TicketPage({ id, session }: { id: number; session: Session }) {
             <dt>SLA policy</dt>
             <dd>
               {t.policy_id ? (
-                <Link to={`/policies/${t.policy_id}`}>Policy {t.policy_id}</Link>
+                <Link to={`/policies/${t.policy_id}`}>
+                  {t.policy_name ?? `Policy #${t.policy_id}`}
+                </Link>
               ) : (
-                '—'
+                'None applies'
               )}
             </dd>
             <dt>Created</dt>
             <dd>{formatDateTime(t.created_at)}</dd>
             <dt>First response</dt>
-            <dd>{formatDateTime(t.first_responded_at)}</dd>
+            <dd data-testid="first-response">
+              {firstResponseText(t.first_responded_at, firstResponse)}
+            </dd>
             <dt>Resolved</dt>
             <dd>{formatDateTime(t.resolved_at)}</dd>
             <dt>Closed</dt>
             <dd>{formatDateTime(t.closed_at)}</dd>
           </dl>
-          {t.description ? <p className="description">{t.description}</p> : null}
         </Section>
         <Section id="clocks" title="SLA clocks">
           {t.clocks.length === 0 ? <p className="muted">No SLA policy applies.</p> : null}
@@ -135,93 +174,135 @@ export function TicketPage({ id, session }: { id: number; session: Session }) {
       </div>
 
       <Section id="breaches" title={`Breaches (${t.breaches.length})`}>
-        {t.breaches.length === 0 ? <p className="muted">No breach recorded.</p> : null}
-        {t.breaches.map((breach) => (
-          <BreachCard key={breach.id} breach={breach} />
-        ))}
-      </Section>
-
-      <Section id="deliveries" title="Alert deliveries">
-        {t.deliveries.length === 0 ? (
-          <p className="muted">No alert delivered for this ticket yet.</p>
+        {t.breaches.length === 0 ? (
+          <p className="muted">No breach recorded.</p>
         ) : (
-          <TableRegion label="Alert deliveries">
-            <table className="responsive">
-              <caption className="visually-hidden">
-                Every alert delivery of this ticket, with the replica that made it
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Alert</th>
-                  <th scope="col">Channel</th>
-                  <th scope="col">Recipient</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Attempts</th>
-                  <th scope="col">Delivered by</th>
-                  <th scope="col">Delivered at</th>
-                  <th scope="col">Batch</th>
-                </tr>
-              </thead>
-              <tbody>
-                {t.deliveries.map((d) => (
-                  <tr key={d.id}>
-                    <td data-label="Alert">
-                      {label(d.alert_type)} {d.alert_id}
-                    </td>
-                    <td data-label="Channel">{channelLabel(d.channel)}</td>
-                    <td data-label="Recipient" className="break">
-                      {d.recipient}
-                    </td>
-                    <td data-label="Status">
-                      <DeliveryOutcome status={d.status} lastError={d.last_error} />
-                    </td>
-                    <td data-label="Attempts" className="num">
-                      {d.attempts}
-                    </td>
-                    <td data-label="Delivered by" className="replica">
-                      {d.delivered_by ?? '—'}
-                    </td>
-                    <td data-label="Delivered at">{formatDateTime(d.delivered_at)}</td>
-                    <td data-label="Batch" className="num">
-                      {d.batch_id ?? '—'}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableRegion>
-        )}
-      </Section>
-
-      {t.warnings.length > 0 ? (
-        <Section id="warnings" title={`Warnings (${t.warnings.length})`}>
-          <ul className="plain">
-            {t.warnings.map((w) => (
-              <li key={w.id}>
-                {label(w.kind)}: {Math.round(w.elapsed_share * 100)}% of the target used, detected{' '}
-                {formatDateTime(w.detected_at)} (due {formatDateTime(w.due_at)})
+          <ul className="plain breaches">
+            {t.breaches.map((breach) => (
+              <li key={breach.id} className="breach" data-breach-id={breach.id}>
+                <strong>{label(breach.kind)}</strong> target missed: due{' '}
+                {formatDateTime(breach.due_at)}, detected {formatDateTime(breach.detected_at)}{' '}
+                <span className="muted">(breach #{breach.id})</span>
               </li>
             ))}
           </ul>
-        </Section>
-      ) : null}
+        )}
+      </Section>
 
-      <div className="grid-2">
-        <Comments ticket={t} session={session} onAdded={ticket.refresh} />
-        <Section id="activity" title="Activity">
-          <ol className="activity">
-            {[...t.activity].reverse().map((a) => (
-              <li key={a.id}>
-                <time dateTime={a.at}>{formatDateTime(a.at)}</time>
-                <span>
-                  <strong>{a.actor}</strong> {activityText(a.action, a.details)}
-                </span>
-              </li>
-            ))}
-          </ol>
-        </Section>
-      </div>
+      <AlertsSection ticket={t} names={names} />
+
+      <Section id="activity" title="Activity">
+        <ol className="activity">
+          {[...t.activity].reverse().map((a) => (
+            <li key={a.id}>
+              <time dateTime={a.at}>{formatDateTime(a.at)}</time>
+              <span>
+                <strong>{a.actor}</strong> {activityText(a.action, a.details, names)}
+              </span>
+            </li>
+          ))}
+        </ol>
+      </Section>
     </div>
+  );
+}
+
+/**
+ * The first response in words, the same answer the clock gives: when the reply came, or that
+ * the ticket was resolved before any reply (the clock stopped there: met or missed).
+ */
+function firstResponseText(respondedAt: string | null, clock: Clock | undefined): string {
+  if (respondedAt) {
+    const late = clock && Date.parse(respondedAt) > Date.parse(clock.due_at);
+    return `${formatDateTime(respondedAt)}${clock ? (late ? ' (target missed)' : ' (target met)') : ''}`;
+  }
+  if (clock?.state === 'stopped' && clock.stopped_at) {
+    const missed = Date.parse(clock.stopped_at) > Date.parse(clock.due_at);
+    return `No reply: resolved ${formatDateTime(clock.stopped_at)} first (target ${missed ? 'missed' : 'met'})`;
+  }
+  return 'Not yet';
+}
+
+/**
+ * Every alert of the ticket (breaches and warnings) and each of its deliveries, listed once:
+ * channel, recipient in words, outcome, attempts and the replica that made it.
+ */
+function AlertsSection({ ticket, names }: { ticket: TicketDetail; names: Names }) {
+  const alertName = (type: string, id: number) => {
+    if (type === 'breach') {
+      const breach = ticket.breaches.find((b) => b.id === id);
+      return `${breach ? label(breach.kind) : 'SLA'} breach`;
+    }
+    const warning = ticket.warnings.find((w) => w.id === id);
+    return `${warning ? label(warning.kind) : 'SLA'} warning${
+      warning ? ` (${Math.round(warning.elapsed_share * 100)}% used)` : ''
+    }`;
+  };
+  return (
+    <Section id="deliveries" title={`Alerts and deliveries (${ticket.deliveries.length})`}>
+      {ticket.warnings.length > 0 ? (
+        <ul className="plain warnings">
+          {ticket.warnings.map((w) => (
+            <li key={w.id}>
+              {label(w.kind)} warning: {Math.round(w.elapsed_share * 100)}% of the target used,
+              detected {formatDateTime(w.detected_at)} (due {formatDateTime(w.due_at)})
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {ticket.deliveries.length === 0 ? (
+        <p className="muted">
+          {ticket.breaches.length + ticket.warnings.length > 0
+            ? 'Waiting for an sla-breach-worker to deliver the alerts…'
+            : 'No alert for this ticket yet.'}
+        </p>
+      ) : (
+        <TableRegion label="Alert deliveries">
+          <table className="responsive deliveries">
+            <caption className="visually-hidden">
+              Each delivery of this ticket's alerts, with the replica that made it
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Alert</th>
+                <th scope="col">Channel</th>
+                <th scope="col">Recipient</th>
+                <th scope="col">Status</th>
+                <th scope="col">Attempts</th>
+                <th scope="col">Delivered by</th>
+                <th scope="col">Delivered at</th>
+              </tr>
+            </thead>
+            <tbody>
+              {ticket.deliveries.map((d) => (
+                <tr
+                  key={d.id}
+                  data-delivery-id={d.id}
+                  data-alert={`${d.alert_type}-${d.alert_id}`}
+                  data-channel={d.channel}
+                >
+                  <td data-label="Alert">{alertName(d.alert_type, d.alert_id)}</td>
+                  <td data-label="Channel">{channelLabel(d.channel)}</td>
+                  <td data-label="Recipient" className="break">
+                    {recipientLabel(d.recipient, names)}
+                  </td>
+                  <td data-label="Status">
+                    <DeliveryOutcome status={d.status} lastError={d.last_error} />
+                  </td>
+                  <td data-label="Attempts" className="num">
+                    {d.attempts}
+                  </td>
+                  <td data-label="Delivered by" className="replica">
+                    {d.delivered_by ?? '—'}
+                  </td>
+                  <td data-label="Delivered at">{formatDateTime(d.delivered_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableRegion>
+      )}
+    </Section>
   );
 }
 
@@ -262,9 +343,9 @@ function ClockCard({ clock, now }: { clock: Clock; now: number }) {
         </dd>
         <dt>Paused time</dt>
         <dd>
-          {formatMinutes(clock.paused_business_minutes)} of business time
+          {formatDuration(clock.paused_business_minutes * 60_000)} of business time
           {clock.paused_since
-            ? `; paused since ${formatDateTime(clock.paused_since)} (${formatMinutes(pausedNow / 60_000)} so far)`
+            ? `; paused since ${formatDateTime(clock.paused_since)} (${formatDuration(pausedNow)} so far)`
             : ''}
         </dd>
         {clock.stopped_at ? (
@@ -278,55 +359,7 @@ function ClockCard({ clock, now }: { clock: Clock; now: number }) {
   );
 }
 
-function BreachCard({ breach }: { breach: Breach }) {
-  return (
-    <article className="breach" data-breach-id={breach.id} aria-labelledby={`breach-${breach.id}`}>
-      <h3 id={`breach-${breach.id}`}>
-        {label(breach.kind)} breach <span className="muted">#{breach.id}</span>
-      </h3>
-      <p className="small">
-        Due {formatDateTime(breach.due_at)} · detected {formatDateTime(breach.detected_at)}
-        {breach.event_id ? ` · event ${breach.event_id}` : ''}
-      </p>
-      {breach.deliveries.length === 0 ? (
-        <p className="muted">Waiting for an sla-breach-worker to deliver the alert…</p>
-      ) : (
-        <TableRegion label={`Deliveries of breach ${breach.id}`}>
-          <table className="responsive">
-            <thead>
-              <tr>
-                <th scope="col">Channel</th>
-                <th scope="col">Recipient</th>
-                <th scope="col">Status</th>
-                <th scope="col">Delivered by (replica)</th>
-                <th scope="col">When</th>
-              </tr>
-            </thead>
-            <tbody>
-              {breach.deliveries.map((d) => (
-                <tr key={`${d.channel}:${d.recipient}`}>
-                  <td data-label="Channel">{channelLabel(d.channel)}</td>
-                  <td data-label="Recipient" className="break">
-                    {d.recipient}
-                  </td>
-                  <td data-label="Status">
-                    <DeliveryBadge status={d.status} />
-                  </td>
-                  <td data-label="Delivered by" className="replica">
-                    {d.delivered_by ?? '—'}
-                  </td>
-                  <td data-label="When">{formatDateTime(d.delivered_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableRegion>
-      )}
-    </article>
-  );
-}
-
-function Comments({
+function Conversation({
   ticket,
   session,
   onAdded,
@@ -378,18 +411,7 @@ function Comments({
     }
   };
   return (
-    <Section id="comments" title={`Comments (${ticket.comments.length})`}>
-      <ol className="comments">
-        {ticket.comments.map((c) => (
-          <li key={c.id}>
-            <p className="small muted">
-              <strong>{c.author_name}</strong> · {formatDateTime(c.created_at)}
-              {c.public_reply ? ' · public reply' : ' · internal note'}
-            </p>
-            <p className="comment-body">{c.body}</p>
-          </li>
-        ))}
-      </ol>
+    <Section id="conversation" title={`Conversation (${ticket.comments.length})`}>
       <form onSubmit={submit} noValidate className="form">
         {picksAgent ? (
           <Field
@@ -446,6 +468,26 @@ function Comments({
           </button>
         </div>
       </form>
+      <ol className="comments" aria-label="Thread, newest first">
+        {[...ticket.comments].reverse().map((c) => (
+          <li key={c.id} className={c.public_reply ? 'reply' : 'note'}>
+            <p className="small muted">
+              <strong>{c.author_name}</strong> · {formatDateTime(c.created_at)}
+              {c.public_reply ? ' · reply to the requester' : ' · internal note'}
+            </p>
+            <p className="comment-body">{c.body}</p>
+          </li>
+        ))}
+        {ticket.description ? (
+          <li className="request">
+            <p className="small muted">
+              <strong>{ticket.requester_name}</strong> · {formatDateTime(ticket.created_at)} · the
+              request
+            </p>
+            <p className="comment-body">{ticket.description}</p>
+          </li>
+        ) : null}
+      </ol>
     </Section>
   );
 }
@@ -471,16 +513,4 @@ function saveReplyAs(value: string): void {
 
 export function channelLabel(channel: string): string {
   return channel === 'in_app' ? 'In-app' : channel === 'email' ? 'Email' : 'Webhook';
-}
-
-function activityText(action: string, details: Record<string, unknown>): string {
-  const text = label(action.replace(/^sla_clock_/, 'SLA clock '));
-  const parts = Object.entries(details)
-    .filter(([, v]) => v !== null && v !== undefined && typeof v !== 'object')
-    .map(([k, v]) => {
-      const text =
-        typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(v) ? formatDateTime(v) : String(v);
-      return `${k.replace(/_/g, ' ')}: ${text}`;
-    });
-  return parts.length > 0 ? `${text} (${parts.join(', ')})` : text;
 }

@@ -1,39 +1,85 @@
-import { type ChangeEvent, useMemo } from 'react';
+import { type ChangeEvent, useEffect, useMemo, useState } from 'react';
 import { api, query } from '../api.js';
 import { PriorityBadge, SlaBadge, StatusBadge } from '../components/badges.js';
 import { Countdown } from '../components/countdown.js';
 import { Freshness, LoadState, TableRegion } from '../components/layout.js';
-import { label } from '../format.js';
+import { formatNumber, label } from '../format.js';
 import { usePoll, useTitle } from '../hooks.js';
 import { Link, navigate, useLocation } from '../router.js';
-import { type Agent, PRIORITIES, STATUSES, type TicketPage } from '../types.js';
+import {
+  type Agent,
+  PRIORITIES,
+  type Session,
+  STATUSES,
+  type TicketPage,
+  type TicketStatus,
+} from '../types.js';
 
 const PAGE = 50;
 
-/** Tickets with live SLA countdowns; the filters live in the address (shareable, back-able). */
-export function TicketsPage() {
+type View = 'open' | 'mine' | 'unassigned' | 'all';
+type Sort = 'deadline' | 'priority' | 'age' | 'newest';
+
+const ACTIVE: readonly TicketStatus[] = ['open', 'in_progress'];
+const SORTS: { value: Sort; label: string }[] = [
+  { value: 'deadline', label: 'Next SLA deadline' },
+  { value: 'priority', label: 'Priority' },
+  { value: 'age', label: 'Oldest first' },
+  { value: 'newest', label: 'Newest first' },
+];
+
+/**
+ * Tickets with live SLA countdowns. Views (open work, mine, unassigned, all), sort, search and
+ * filters live in the address (shareable, back-able); pages follow the API's cursor, and the
+ * live refresh revalidates with the last ETag, so an unchanged list costs a 304.
+ */
+export function TicketsPage({ session }: { session: Session }) {
   useTitle('Tickets');
   const { search, path } = useLocation();
+  const mine = session.agent_id !== null;
+  const rawView = search.get('view') as View | null;
+  const view: View =
+    rawView &&
+    ['open', 'mine', 'unassigned', 'all'].includes(rawView) &&
+    (rawView !== 'mine' || mine)
+      ? rawView
+      : 'open';
   const status = listParam(search.get('status'));
   const priority = listParam(search.get('priority'));
   const assignee = search.get('assignee') ?? '';
   const sla = search.get('sla') ?? '';
-  const offset = Math.max(0, Number(search.get('offset') ?? 0) || 0);
+  const q = search.get('q') ?? '';
+  const cursor = search.get('cursor') ?? '';
+  const sortParam = search.get('sort') as Sort | null;
+  const sort: Sort =
+    sortParam && SORTS.some((s) => s.value === sortParam)
+      ? sortParam
+      : view === 'all'
+        ? 'newest'
+        : 'deadline';
+  const viewStatus = view === 'all' || status.length > 0 ? status : [...ACTIVE];
+  const viewAssignee =
+    view === 'mine' ? 'me' : view === 'unassigned' ? 'none' : assignee || undefined;
 
   const apiQuery = query({
-    status: status.join(',') || undefined,
+    status: viewStatus.join(',') || undefined,
     priority: priority.join(',') || undefined,
-    assignee_id: assignee || undefined,
+    assignee_id: viewAssignee,
     breached: sla === 'breached' ? true : undefined,
     at_risk: sla === 'at_risk' ? true : undefined,
+    q: q.trim() || undefined,
+    sort,
+    cursor: cursor || undefined,
     limit: PAGE,
-    offset,
   });
   const tickets = usePoll(
-    (signal) => api<TicketPage>('GET', `/api/tickets${apiQuery}`, undefined, { signal }),
+    (signal) =>
+      api<TicketPage>('GET', `/api/tickets${apiQuery}`, undefined, { signal, cache: 'no-cache' }),
     5000,
     apiQuery,
   );
+  const [searchText, setSearchText] = useState(q);
+  useEffect(() => setSearchText(q), [q]);
   const agents = usePoll(
     (signal) => api<{ items: Agent[] }>('GET', '/api/agents', undefined, { signal }),
     60_000,
@@ -45,9 +91,9 @@ export function TicketsPage() {
       if (value) next.set(key, value);
       else next.delete(key);
     }
-    if (!('offset' in changes)) next.delete('offset');
+    if (!('cursor' in changes)) next.delete('cursor');
     const qs = next.toString();
-    navigate(`${path}${qs ? `?${qs}` : ''}`, { replace: !('offset' in changes) });
+    navigate(`${path}${qs ? `?${qs}` : ''}`, { replace: !('cursor' in changes) });
   };
   const toggle = (key: 'status' | 'priority', current: string[], value: string) => {
     const set = new Set(current);
@@ -55,16 +101,22 @@ export function TicketsPage() {
     else set.add(value);
     setParams({ [key]: [...set].join(',') });
   };
-  const filtered = status.length + priority.length > 0 || assignee !== '' || sla !== '';
+  const filtered = status.length + priority.length > 0 || assignee !== '' || sla !== '' || q !== '';
 
   const page = tickets.data;
   const items = page?.items ?? [];
   const summary = useMemo(() => {
     if (!page) return '';
     if (page.total === 0) return 'No tickets match.';
-    const last = Math.min(page.offset + page.items.length, page.total);
-    return `Showing ${page.offset + 1}–${last} of ${page.total} tickets.`;
-  }, [page]);
+    const total = page.total_exact ? formatNumber(page.total) : `about ${formatNumber(page.total)}`;
+    return `Showing ${formatNumber(page.items.length)} of ${total} tickets${cursor ? ' (a later page)' : ''}.`;
+  }, [page, cursor]);
+  const views: { value: View; label: string }[] = [
+    { value: 'open', label: 'Open work' },
+    ...(mine ? [{ value: 'mine' as View, label: 'My tickets' }] : []),
+    { value: 'unassigned', label: 'Unassigned' },
+    { value: 'all', label: 'All tickets' },
+  ];
 
   return (
     <div className="page">
@@ -75,14 +127,66 @@ export function TicketsPage() {
         </Link>
       </div>
 
-      <form className="filters" aria-label="Ticket filters" onSubmit={(e) => e.preventDefault()}>
-        <CheckFilter
-          legend="Status"
-          name="status"
-          options={STATUSES}
-          checked={status}
-          onToggle={(s) => toggle('status', status, s)}
+      <nav className="views" aria-label="Views">
+        <ul>
+          {views.map((v) => (
+            <li key={v.value}>
+              <Link
+                to={`/tickets${v.value === 'open' ? '' : `?view=${v.value}`}`}
+                aria-current={view === v.value ? 'page' : undefined}
+              >
+                {v.label}
+              </Link>
+            </li>
+          ))}
+        </ul>
+      </nav>
+
+      <form
+        className="search"
+        role="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setParams({ q: searchText.trim() || undefined });
+        }}
+      >
+        <label htmlFor="ticket-search">Search tickets</label>
+        <input
+          id="ticket-search"
+          type="search"
+          value={searchText}
+          placeholder="Words in the subject, requester or comments"
+          onChange={(e) => setSearchText(e.target.value)}
         />
+        <button type="submit" className="secondary">
+          Search
+        </button>
+      </form>
+
+      <form className="filters" aria-label="Ticket filters" onSubmit={(e) => e.preventDefault()}>
+        <div className="field">
+          <label htmlFor="ticket-sort">Sort by</label>
+          <select
+            id="ticket-sort"
+            value={sort}
+            onChange={(e: ChangeEvent<HTMLSelectElement>) => setParams({ sort: e.target.value })}
+          >
+            {SORTS.map((s) => (
+              <option key={s.value} value={s.value}>
+                {s.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        {view === 'all' ? (
+          <CheckFilter
+            legend="Status"
+            name="status"
+            options={STATUSES}
+            checked={status}
+            onToggle={(s) => toggle('status', status, s)}
+          />
+        ) : null}
         <CheckFilter
           legend="Priority"
           name="priority"
@@ -90,24 +194,26 @@ export function TicketsPage() {
           checked={priority}
           onToggle={(p) => toggle('priority', priority, p)}
         />
-        <div className="field">
-          <label htmlFor="filter-assignee">Assignee</label>
-          <select
-            id="filter-assignee"
-            value={assignee}
-            onChange={(e: ChangeEvent<HTMLSelectElement>) =>
-              setParams({ assignee: e.target.value })
-            }
-          >
-            <option value="">Anyone</option>
-            <option value="none">Unassigned</option>
-            {(agents.data?.items ?? []).map((agent) => (
-              <option key={agent.id} value={String(agent.id)}>
-                {agent.name}
-              </option>
-            ))}
-          </select>
-        </div>
+        {view === 'open' || view === 'all' ? (
+          <div className="field">
+            <label htmlFor="filter-assignee">Assignee</label>
+            <select
+              id="filter-assignee"
+              value={assignee}
+              onChange={(e: ChangeEvent<HTMLSelectElement>) =>
+                setParams({ assignee: e.target.value })
+              }
+            >
+              <option value="">Anyone</option>
+              <option value="none">Unassigned</option>
+              {(agents.data?.items ?? []).map((agent) => (
+                <option key={agent.id} value={String(agent.id)}>
+                  {agent.name}
+                </option>
+              ))}
+            </select>
+          </div>
+        ) : null}
         <div className="field">
           <label htmlFor="filter-sla">SLA</label>
           <select
@@ -124,7 +230,9 @@ export function TicketsPage() {
           <button
             type="button"
             className="secondary"
-            onClick={() => navigate(path, { replace: true })}
+            onClick={() =>
+              navigate(view === 'open' ? path : `${path}?view=${view}`, { replace: true })
+            }
           >
             Clear filters
           </button>
@@ -143,7 +251,8 @@ export function TicketsPage() {
         <TableRegion label="Tickets">
           <table className="tickets responsive">
             <caption className="visually-hidden">
-              Tickets, newest first, with their SLA countdowns
+              Tickets, {SORTS.find((s) => s.value === sort)?.label.toLowerCase()}, with their SLA
+              countdowns
             </caption>
             <thead>
               <tr>
@@ -188,6 +297,7 @@ export function TicketsPage() {
                       name="First response"
                       dueAt={t.first_response_due_at}
                       state={t.first_response_state}
+                      stoppedAt={t.first_response_stopped_at}
                     />
                   </td>
                   <td data-label="Resolution">
@@ -195,6 +305,7 @@ export function TicketsPage() {
                       name="Resolution"
                       dueAt={t.resolution_due_at}
                       state={t.resolution_state}
+                      stoppedAt={t.resolution_stopped_at}
                     />
                   </td>
                   <td data-label="SLA">
@@ -207,23 +318,23 @@ export function TicketsPage() {
         </TableRegion>
       ) : null}
 
-      {page && page.total > PAGE ? (
+      {cursor || page?.next_cursor ? (
         <nav className="pager" aria-label="Pages">
           <button
             type="button"
             className="secondary"
-            disabled={offset === 0}
-            onClick={() => setParams({ offset: String(Math.max(0, offset - PAGE)) })}
+            disabled={!cursor}
+            onClick={() => setParams({ cursor: undefined })}
           >
-            Newer
+            First page
           </button>
           <button
             type="button"
             className="secondary"
-            disabled={offset + PAGE >= page.total}
-            onClick={() => setParams({ offset: String(offset + PAGE) })}
+            disabled={!page?.next_cursor}
+            onClick={() => setParams({ cursor: page?.next_cursor ?? undefined })}
           >
-            Older
+            Next page
           </button>
         </nav>
       ) : null}

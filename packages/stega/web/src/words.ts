@@ -1,0 +1,138 @@
+import { formatDateTime, formatMinutes, label } from './format.js';
+
+/** What the pages need to say ids in words: agents' and policies' names. */
+export interface Names {
+  agent: (id: number) => string | undefined;
+  policy: (id: number) => string | undefined;
+}
+
+/** A delivery's recipient in words: `agent:3` -> the agent's name, `team` -> "the team". */
+export function recipientLabel(recipient: string, names: Names): string {
+  if (recipient === 'team') return 'the team';
+  const agent = /^agent:(\d+)$/.exec(recipient);
+  if (agent) return names.agent(Number(agent[1])) ?? `agent #${agent[1]}`;
+  return recipient;
+}
+
+const FIELDS: Record<string, string> = {
+  subject: 'the subject',
+  description: 'the description',
+  requester_name: 'the requester’s name',
+  requester_email: 'the requester’s email',
+  requester_org: 'the organisation',
+  assignee_id: 'the assignee',
+  priority: 'the priority',
+};
+
+const CLOCKS: Record<string, string> = {
+  first_response: 'first-response',
+  resolution: 'resolution',
+};
+
+function quoted(value: unknown): string {
+  return value === null || value === undefined || value === '' ? 'nothing' : `“${String(value)}”`;
+}
+
+function agentName(id: unknown, names: Names): string {
+  if (id === null || id === undefined) return 'nobody';
+  return names.agent(Number(id)) ?? `agent #${String(id)}`;
+}
+
+function policyName(id: unknown, names: Names): string {
+  if (id === null || id === undefined) return 'no policy';
+  return quoted(names.policy(Number(id)) ?? `policy #${String(id)}`);
+}
+
+function fieldValue(field: string, value: unknown, names: Names): string {
+  if (field === 'assignee_id') return agentName(value, names);
+  if (field === 'priority' && typeof value === 'string') return label(value);
+  return quoted(value);
+}
+
+/** One activity entry as a sentence whose subject is its actor: "moved the ticket to Waiting". */
+export function activityText(
+  action: string,
+  details: Record<string, unknown>,
+  names: Names,
+): string {
+  const at = (key: string) =>
+    typeof details[key] === 'string' ? formatDateTime(details[key] as string) : '—';
+  const clock = CLOCKS[String(details.kind)] ?? String(details.kind ?? '');
+  switch (action) {
+    case 'created': {
+      const parts = [`priority ${label(String(details.priority ?? 'normal'))}`];
+      if (details.assignee_id != null) parts.push(`for ${agentName(details.assignee_id, names)}`);
+      parts.push(
+        details.policy_id != null
+          ? `under SLA policy ${policyName(details.policy_id, names)}`
+          : 'with no SLA policy',
+      );
+      return `created the ticket (${parts.join(', ')})`;
+    }
+    case 'updated': {
+      const field = String(details.field);
+      if (field === 'assignee_id') {
+        return details.to == null
+          ? `unassigned the ticket (was ${agentName(details.from, names)})`
+          : `assigned the ticket to ${agentName(details.to, names)}${
+              details.from == null ? '' : ` (was ${agentName(details.from, names)})`
+            }`;
+      }
+      return `changed ${FIELDS[field] ?? label(field).toLowerCase()} from ${fieldValue(
+        field,
+        details.from,
+        names,
+      )} to ${fieldValue(field, details.to, names)}`;
+    }
+    case 'status_changed':
+      return `moved the ticket from ${label(String(details.from))} to ${label(String(details.to))}`;
+    case 'sla_policy_changed':
+      return `changed the SLA policy from ${policyName(details.from, names)} to ${policyName(
+        details.to,
+        names,
+      )}`;
+    case 'commented':
+      if (!details.public_reply) return 'added an internal note';
+      return details.first_response
+        ? 'replied to the requester: the first response'
+        : details.agent_id == null
+          ? 'replied to the requester (as no agent: not a first response)'
+          : 'replied to the requester';
+    case 'sla_clock_started':
+      return `started the ${clock} clock, due ${at('due_at')}`;
+    case 'sla_clock_stopped':
+      return `stopped the ${clock} clock: ${details.missed ? 'target missed' : 'target met'}`;
+    case 'sla_clock_paused':
+      return `paused the ${clock} clock`;
+    case 'sla_clock_resumed':
+      return `resumed the ${clock} clock, now due ${at('due_at')}${
+        details.previous_due_at ? ` (was ${at('previous_due_at')})` : ''
+      }`;
+    case 'sla_clock_restarted':
+      return `restarted the ${clock} clock, due ${at('due_at')}`;
+    case 'sla_clock_retargeted':
+      return `set the ${clock} target to ${formatMinutes(Number(details.target_minutes))}, due ${at(
+        'due_at',
+      )}${details.previous_due_at ? ` (was ${at('previous_due_at')})` : ''}`;
+    case 'sla_clock_rescheduled':
+      return `moved the ${clock} due time to ${at('due_at')}${
+        details.previous_due_at ? ` (was ${at('previous_due_at')})` : ''
+      }`;
+    default: {
+      // an entry this page does not know yet: its action and details, in words
+      const parts = Object.entries(details)
+        .filter(([, v]) => v !== null && v !== undefined && typeof v !== 'object')
+        .map(([k, v]) => {
+          const text =
+            typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(v)
+              ? formatDateTime(v)
+              : typeof v === 'string'
+                ? label(v)
+                : String(v);
+          return `${label(k).toLowerCase()}: ${text}`;
+        });
+      const text = label(action).toLowerCase();
+      return parts.length > 0 ? `${text} (${parts.join(', ')})` : text;
+    }
+  }
+}
