@@ -231,7 +231,9 @@ describe('the agent screen in a browser', async () => {
       await page.goto(`${stega.url}/tickets/${ticket.id}`);
       const reply = page.getByLabel('Add a comment');
       await reply.waitFor();
-      const top = await reply.evaluate((el) => el.getBoundingClientRect().top + window.scrollY);
+      const box = await reply.boundingBox();
+      const top =
+        (box?.y ?? Number.POSITIVE_INFINITY) + Number(await page.evaluate('window.scrollY'));
       expect(top).toBeLessThan(2 * 844);
       const overflow = await page.evaluate(
         'document.documentElement.scrollWidth - window.innerWidth',
