@@ -28,7 +28,7 @@ const options = benchOptions();
 const SIZES = options.quick ? [3_000, 30_000] : [30_000, 300_000];
 const WARMUP = 3;
 const CALLS = 15;
-const TOKEN = 'bench-admin-token-0123456789';
+const TOKEN = 'bench-admin-token-0123456789abcdefghij';
 
 delete process.env.DATABASE_URL;
 const server = await startTestServer(path.join(os.tmpdir(), 'stega-bench-lists-pg'));

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp } from './app-fixture.js';
+import { ADMIN_TOKEN, startTestApp } from './app-fixture.js';
 
 /** The lists' orderings, search, views, keyset pages and the "nothing changed" answer. */
 describe('ticket lists: sort, search, views, cursor, ETag', async () => {
@@ -172,14 +172,14 @@ describe('ticket lists: sort, search, views, cursor, ETag', async () => {
     const first = await t.app.inject({
       method: 'GET',
       url,
-      headers: { authorization: 'Bearer test-admin-token-0123456789' },
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
     });
     const etag = first.headers.etag as string;
     expect(etag).toMatch(/^W\//);
     const again = await t.app.inject({
       method: 'GET',
       url,
-      headers: { authorization: 'Bearer test-admin-token-0123456789', 'if-none-match': etag },
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'if-none-match': etag },
     });
     expect(again.statusCode).toBe(304);
     expect(again.body).toBe('');
@@ -192,7 +192,7 @@ describe('ticket lists: sort, search, views, cursor, ETag', async () => {
     const changed = await t.app.inject({
       method: 'GET',
       url,
-      headers: { authorization: 'Bearer test-admin-token-0123456789', 'if-none-match': etag },
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'if-none-match': etag },
     });
     expect(changed.statusCode).toBe(200);
     expect(changed.headers.etag).not.toBe(etag);
