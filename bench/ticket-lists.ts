@@ -130,7 +130,7 @@ async function seed(pool: ReturnType<typeof createPool>, n: number): Promise<voi
        from stega.tickets, (select $1::text[] as w) words`,
     [WORDS],
   );
-  // the list columns, as migration 000006 fills them
+  // the list columns, as migration 000008 fills them
   await pool.query(
     `update stega.tickets t
         set next_due_at = c.next_due_at, sla_missed = c.missed
