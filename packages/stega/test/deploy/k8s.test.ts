@@ -12,6 +12,7 @@ import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { createTestDatabase } from '../../../../test-support/database.js';
+import { loadConfig } from '../../src/config.js';
 import { breachRecordDue } from '../../src/db/breaches.js';
 import { NOTIFICATIONS_QUEUE, SLA_GROUP } from '../../src/db/migrate.js';
 import { inTransaction } from '../../src/db/pool.js';
@@ -163,6 +164,15 @@ describe('deploy/k8s (kustomize base)', () => {
       undefined,
       undefined,
     ]);
+  });
+
+  it('sets only variables the configuration knows, with values it accepts', () => {
+    const data = find('ConfigMap', 'stega-config').data as Record<string, string>;
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    for (const key of Object.keys(data)) expect(readme, key).toContain(`| \`${key}\``);
+    const config = loadConfig({ ...data, DATABASE_URL: 'postgres://app@db:5432/stega' }, '/app');
+    expect(config.slaDeadIntervalSeconds).toBe(Number(data.SLA_DEAD_INTERVAL_SECONDS));
+    expect(config.coopPageSize).toBe(Number(data.COOP_PAGE_SIZE));
   });
 
   it('takes secrets from Secrets only: the owner URL for migrate, the app URL for the roles, the token for web', () => {
