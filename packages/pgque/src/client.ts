@@ -148,6 +148,14 @@ export class Client {
     this.pool = new pg.Pool({ ...poolConfig, types: pgqueTypes });
     // An idle connection dropped by the server must not crash the process.
     this.pool.on('error', (error) => this.logger.warn({ err: error }, 'idle connection lost'));
+    // Nor one that is checked out between two statements (a primary that crashes sends
+    // FATAL 57P01 to every session): the holder's next statement fails and the connection
+    // is destroyed on release.
+    this.pool.on('connect', (connection) =>
+      connection.on('error', (error) =>
+        this.logger.debug({ err: error }, 'connection lost while checked out'),
+      ),
+    );
   }
 
   /** Upstream's name for `pool`. */

@@ -55,6 +55,21 @@ export async function startJobs(
     timer = setTimeout(wake, Math.min(Math.max(0, at - now().getTime()), 2 ** 31 - 1));
     timer.unref();
   };
+  // graphile-worker 0.17 records a job's outcome without awaiting it (its worker calls
+  // completeJob/failJob and moves on). When the database goes away at that moment (a
+  // failover), the rejection is unhandled and would end the process, although the runner
+  // itself reconnects. The outcome is lost either way: the job stays locked until
+  // graphile-worker's lock expiry, and a keyed or cron job is simply queued again. So log
+  // it and keep running; any other unhandled rejection still ends the process.
+  const onUnhandledRejection = (reason: unknown) => {
+    const stack = reason instanceof Error ? String(reason.stack) : '';
+    if (!/\b(batchCompleteJobs|batchFailJobs)\b/.test(stack)) throw reason;
+    logger.error(
+      { err: reason },
+      'graphile-worker could not record a job outcome (database unreachable); the job stays locked until its lock expires',
+    );
+  };
+  process.on('unhandledRejection', onUnhandledRejection);
   const runner = await run({
     pgPool: pool,
     concurrency: 2,
@@ -74,6 +89,7 @@ export async function startJobs(
       clearTimeout(timer);
       await runner.stop();
       await runLog.stop();
+      process.off('unhandledRejection', onUnhandledRejection);
     },
   };
 }

@@ -88,7 +88,10 @@ export function duplicateKeys(run: FailoverRun) {
  */
 export async function processesCheck(run: FailoverRun): Promise<Record<string, unknown>> {
   for (const child of run.processes) {
-    expect(child.running(), `${child.command} is still running`).toBe(true);
+    expect(
+      child.running(),
+      `${child.command} is still running; its last output:\n${child.output().slice(-3000)}`,
+    ).toBe(true);
     expect(child.pid).toBe(run.startPids.get(child));
   }
   const tickers = run.processes.filter((p) => p.command === 'ticker');
