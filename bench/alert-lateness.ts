@@ -40,7 +40,7 @@ import { withDatabase } from './database.js';
 import { benchOptions, loadAverage, machine, median, printTable, writeResult } from './report.js';
 
 const WORKERS = [1, 2, 4];
-const ADMIN_TOKEN = `bench-${randomBytes(8).toString('hex')}`;
+const ADMIN_TOKEN = `bench-${randomBytes(16).toString('hex')}`;
 const args = process.argv.slice(2);
 const options = benchOptions(args.filter((arg) => !arg.endsWith('-only')));
 const QUIET_TICKETS = options.quick ? 10 : 30;
