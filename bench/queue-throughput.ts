@@ -1,8 +1,12 @@
 /**
- * Queue throughput and bloat (issue 2): producer events/s for send_batch of 1,000 payloads
- * per transaction and for one send per transaction, on 1 and 4 connections; consumer
- * events/s draining a backlog with receive + ack; dead tuples left in schema pgque after
- * the backlog was sent, ticked and consumed in 1,000-event batches.
+ * Queue throughput and bloat (issues 2 and 15): producer events/s for send_batch of 1,000
+ * payloads per transaction and for one send per transaction, on 1 and 4 connections, each
+ * next to the **plain-insert limit** measured in the same run, alternating with it: the
+ * same rows written by a bare `insert … select` (or one `insert … values` per transaction)
+ * into an ordinary table with a bigserial id, an xid8 default and one btree (on the xid),
+ * so every producer figure is a ratio to what PostgreSQL itself does on this machine right
+ * now. Then consumer events/s draining a backlog with receive + ack, and the dead tuples
+ * left in schema pgque after the backlog was sent, ticked and consumed in 1,000-event batches.
  *
  * Talks to the engine only through its public SQL API, so the same figures can be taken
  * on any PgQue-compatible install (see bench/database.ts for DATABASE_URL and
@@ -50,6 +54,8 @@ const payloadArray = arrayLiteral(payloads);
 
 type ProducerMode = 'send_batch(1000)' | 'send';
 type ProducerClient = 'node-pg' | 'pgbench';
+/** Who takes the rows: the engine's public API, or a bare insert into a plain table. */
+type ProducerTarget = 'engine' | 'plain insert';
 
 interface ProducerCase {
   mode: ProducerMode;
@@ -57,59 +63,109 @@ interface ProducerCase {
   events: number;
 }
 
-/** One producer run with node-pg on a fresh queue; returns events/s. */
-async function produce(url: string, { mode, connections, events }: ProducerCase) {
-  const queue = benchQueueName('p');
+/** Where one producer run writes, and the SQL of one call. */
+interface Sink {
+  /** One call: the single-row or the 1,000-row statement. */
+  one: { text: string; values: (i: number) => unknown[] };
+  batch: { text: string; values: () => unknown[] };
+  /** The same two statements with literals, for pgbench. */
+  oneLiteral: string;
+  batchLiteral: string;
+  drop(): Promise<unknown>;
+}
+
+/**
+ * A fresh queue, or a fresh plain table shaped like an event table: bigserial id, xid8
+ * default, a timestamp default, type and data, and one btree on the xid.
+ */
+async function makeSink(client: pg.Client, target: ProducerTarget): Promise<Sink> {
+  if (target === 'engine') {
+    const queue = benchQueueName('p');
+    await client.query('select pgque.create_queue($1)', [queue]);
+    return {
+      one: {
+        text: 'select pgque.send($1::text, $2::text, $3::text)',
+        values: (i) => [queue, 'bench', payloads[i % BATCH]],
+      },
+      batch: {
+        text: 'select pgque.send_batch($1::text, $2::text, $3::text[])',
+        values: () => [queue, 'bench', payloadArray],
+      },
+      oneLiteral: `select pgque.send(${quote(queue)}::text, 'bench'::text, ${quote(payloads[0] as string)}::text);`,
+      batchLiteral: `select pgque.send_batch(${quote(queue)}::text, 'bench'::text, ${quote(payloadArray)}::text[]);`,
+      drop: () => client.query('select pgque.drop_queue($1, true)', [queue]).catch(() => {}),
+    };
+  }
+  const table = `public.${benchQueueName('plain')}`;
+  await client.query(
+    `create table ${table} (id bigserial, ev_time timestamptz not null default now(),
+       ev_txid xid8 not null default pg_current_xact_id(), ev_type text, ev_data text)`,
+  );
+  await client.query(`create index on ${table} (ev_txid)`);
+  return {
+    one: {
+      text: `insert into ${table} (ev_type, ev_data) values ($1::text, $2::text)`,
+      values: (i) => ['bench', payloads[i % BATCH]],
+    },
+    batch: {
+      text: `insert into ${table} (ev_type, ev_data) select $1::text, d from unnest($2::text[]) d`,
+      values: () => ['bench', payloadArray],
+    },
+    oneLiteral: `insert into ${table} (ev_type, ev_data) values ('bench', ${quote(payloads[0] as string)});`,
+    batchLiteral: `insert into ${table} (ev_type, ev_data) select 'bench', d from unnest(${quote(payloadArray)}::text[]) d;`,
+    drop: () => client.query(`drop table if exists ${table}`).catch(() => {}),
+  };
+}
+
+/** One producer run with node-pg on a fresh queue or plain table; returns events/s. */
+async function produce(
+  url: string,
+  target: ProducerTarget,
+  { mode, connections, events }: ProducerCase,
+) {
   const clients = await Promise.all(Array.from({ length: connections }, () => connect(url)));
   const [first] = clients as [pg.Client];
+  const sink = await makeSink(first, target);
   try {
-    await first.query('select pgque.create_queue($1)', [queue]);
+    const call = (client: pg.Client, i: number) =>
+      mode === 'send'
+        ? client.query(sink.one.text, sink.one.values(i))
+        : client.query(sink.batch.text, sink.batch.values());
     // One call per connection before the clock starts: plan caches, first-event quirk.
-    await Promise.all(clients.map((client) => sendOne(client, queue, 0)));
+    await Promise.all(clients.map((client) => client.query(sink.one.text, sink.one.values(0))));
     const calls = Math.round(events / (mode === 'send' ? 1 : BATCH) / connections);
     const started = performance.now();
     await Promise.all(
       clients.map(async (client, c) => {
-        for (let i = 0; i < calls; i++) {
-          if (mode === 'send') await sendOne(client, queue, c * calls + i);
-          else await sendBatch(client, queue);
-        }
+        for (let i = 0; i < calls; i++) await call(client, c * calls + i);
       }),
     );
     const elapsed = performance.now() - started;
     return rate(calls * connections * (mode === 'send' ? 1 : BATCH), elapsed);
   } finally {
-    await first.query('select pgque.drop_queue($1, true)', [queue]).catch(() => {});
+    await sink.drop();
     await Promise.all(clients.map((client) => client.end()));
   }
 }
 
 /** The same run driven by pgbench (a C client), when it is installed; events/s. */
-async function producePgbench(url: string, { mode, connections, events }: ProducerCase) {
-  const queue = benchQueueName('p');
+async function producePgbench(
+  url: string,
+  target: ProducerTarget,
+  { mode, connections, events }: ProducerCase,
+) {
   const client = await connect(url);
+  const sink = await makeSink(client, target);
   try {
-    await client.query('select pgque.create_queue($1)', [queue]);
-    await sendOne(client, queue, 0);
+    await client.query(sink.one.text, sink.one.values(0));
     const perCall = mode === 'send' ? 1 : BATCH;
-    const script =
-      mode === 'send'
-        ? `select pgque.send(${quote(queue)}::text, 'bench'::text, ${quote(payloads[0] as string)}::text);`
-        : `select pgque.send_batch(${quote(queue)}::text, 'bench'::text, ${quote(payloadArray)}::text[]);`;
+    const script = mode === 'send' ? sink.oneLiteral : sink.batchLiteral;
     const tps = await pgbench(url, script, connections, Math.round(events / perCall / connections));
     return Math.round(tps * perCall);
   } finally {
-    await client.query('select pgque.drop_queue($1, true)', [queue]).catch(() => {});
+    await sink.drop();
     await client.end();
   }
-}
-
-function sendOne(client: pg.Client, queue: string, i: number) {
-  return client.query('select pgque.send($1::text, $2::text, $3::text)', [
-    queue,
-    'bench',
-    payloads[i % BATCH],
-  ]);
 }
 
 function sendBatch(client: pg.Client, queue: string) {
@@ -329,16 +385,29 @@ async function main(argv = process.argv.slice(2)) {
     const producer = [];
     for (const c of producerCases) {
       for (const client of kinds) {
-        const runs: number[] = [];
+        const runs: Record<ProducerTarget, number[]> = { engine: [], 'plain insert': [] };
+        // alternating, so drifting machine load touches both alike
         for (let r = 0; r < options.runs; r++) {
-          runs.push(
-            client === 'node-pg'
-              ? await produce(producerUrl, c)
-              : await producePgbench(producerUrl, c),
-          );
+          for (const target of ['plain insert', 'engine'] as const) {
+            runs[target].push(
+              client === 'node-pg'
+                ? await produce(producerUrl, target, c)
+                : await producePgbench(producerUrl, target, c),
+            );
+          }
         }
-        producer.push({ ...c, client, runs, eventsPerSec: median(runs) });
-        console.log(`  producer ${c.mode} x${c.connections} (${client}): ${runs.join(', ')} ev/s`);
+        const row = {
+          ...c,
+          client,
+          runs: runs.engine,
+          eventsPerSec: median(runs.engine),
+          plainRuns: runs['plain insert'],
+          plainEventsPerSec: median(runs['plain insert']),
+        };
+        producer.push(row);
+        console.log(
+          `  producer ${c.mode} x${c.connections} (${client}): ${runs.engine.join(', ')} ev/s; plain insert ${runs['plain insert'].join(', ')} ev/s`,
+        );
       }
     }
     await server.dropDatabase(producerUrl);
@@ -358,34 +427,51 @@ async function main(argv = process.argv.slice(2)) {
       'send x1': 4_000,
       'send x4': 10_000,
     };
+    const plainName = (mode: ProducerMode) =>
+      mode === 'send'
+        ? 'plain insert, 1 row per transaction'
+        : 'plain insert … select of 1,000 rows';
+    const batchLimit = producer.find(
+      (p) => p.mode === 'send_batch(1000)' && p.connections === 1 && p.client === 'node-pg',
+    )?.plainEventsPerSec;
     const figures = [
-      ...producer.map((p) => ({
-        figure: `producer ${p.mode} x${p.connections} (${p.client})`,
-        events: p.events,
-        'ev/s (median)': p.eventsPerSec,
-        runs: p.runs.join(' / '),
-        reference: reference[`${p.mode} x${p.connections}`] ?? '-',
-        ratio: ratio(p.eventsPerSec, reference[`${p.mode} x${p.connections}`]),
-      })),
+      ...producer.flatMap((p) => [
+        {
+          figure: `limit: ${plainName(p.mode)} x${p.connections} (${p.client})`,
+          events: p.events,
+          'ev/s (median)': p.plainEventsPerSec,
+          runs: p.plainRuns.join(' / '),
+          'vs plain insert': 1,
+          'upstream ref': '-',
+        },
+        {
+          figure: `producer ${p.mode} x${p.connections} (${p.client})`,
+          events: p.events,
+          'ev/s (median)': p.eventsPerSec,
+          runs: p.runs.join(' / '),
+          'vs plain insert': ratio(p.eventsPerSec, p.plainEventsPerSec),
+          'upstream ref': reference[`${p.mode} x${p.connections}`] ?? '-',
+        },
+      ]),
       {
         figure: 'consumer receive+ack, rows to client (node-pg)',
         events: sizes.backlog,
         'ev/s (median)': median(drains.map((d) => d.fetchEventsPerSec)),
         runs: drains.map((d) => d.fetchEventsPerSec).join(' / '),
-        reference: 300_000,
-        ratio: ratio(median(drains.map((d) => d.fetchEventsPerSec)), 300_000),
+        'vs plain insert': ratio(median(drains.map((d) => d.fetchEventsPerSec)), batchLimit),
+        'upstream ref': 300_000,
       },
       {
         figure: 'consumer receive+ack, rows counted server-side',
         events: sizes.backlog,
         'ev/s (median)': median(drains.map((d) => d.serverEventsPerSec)),
         runs: drains.map((d) => d.serverEventsPerSec).join(' / '),
-        reference: 300_000,
-        ratio: ratio(median(drains.map((d) => d.serverEventsPerSec)), 300_000),
+        'vs plain insert': ratio(median(drains.map((d) => d.serverEventsPerSec)), batchLimit),
+        'upstream ref': 300_000,
       },
     ];
     printTable(
-      'Throughput (events/s; reference = upstream PgQue 0.2 on a similar machine)',
+      'Throughput (events/s; vs plain insert = ratio to the plain-insert limit of the same shape, measured in this run, alternating; consumers against the 1,000-row node-pg limit; upstream ref = upstream PgQue 0.2 on a similar machine)',
       figures,
     );
     printTable(

@@ -1,4 +1,4 @@
--- insert_event_bulk: many events of one type in one INSERT … SELECT. Internal: only the
+-- insert_event_bulk: many events of one type in one INSERT … SELECT, no per-row work. Internal: only the
 -- owner may call it; send_batch is the public door.
 -- The table is chosen by _writer_table, the rule rotation relies on.
 -- params: queue, type, payloads (a NULL element stores NULL data).
@@ -17,15 +17,16 @@ begin
   if w.insert_disabled then
     raise exception 'Insert into queue disallowed' using errcode = 'PQ006';
   end if;
+  -- one INSERT … SELECT, ids from the table's default: one backend's nextval calls
+  -- increase in the order the unnested rows are inserted, so ordering the returned ids
+  -- aligns them with the input positions
   execute pg_catalog.format(
-    'with src as materialized ('
-    '  select pg_catalog.nextval(%L) as id, d.data, d.pos'
-    '    from pg_catalog.unnest($1::text[]) with ordinality as d(data, pos)'
-    '   order by d.pos),'
-    ' ins as (insert into %s (ev_id, ev_time, ev_type, ev_data)'
-    '         select src.id, pg_catalog.now(), $2, src.data from src order by src.pos)'
-    ' select pg_catalog.array_agg(src.id order by src.pos) from src',
-    w.event_seq, w.data_table)
+    'with ins as (insert into %s (ev_time, ev_type, ev_data)'
+    '             select pg_catalog.now(), $2, d.data'
+    '               from pg_catalog.unnest($1::text[]) as d(data)'
+    '             returning ev_id)'
+    ' select pg_catalog.array_agg(ev_id order by ev_id) from ins',
+    w.data_table)
     into ids
     using ev_data_list, insert_event_bulk.ev_type;
   return coalesce(ids, '{}');
