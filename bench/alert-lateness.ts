@@ -116,7 +116,8 @@ async function setUp(workers: number, withWeb: boolean): Promise<Setup> {
   let web: string | null = null;
   if (withWeb) {
     const port = await freePort();
-    children.push(spawnStega(['web'], { ...env, PORT: String(port), HOST: '127.0.0.1' }));
+    const child = spawnStega(['web'], { ...env, PORT: String(port), HOST: '127.0.0.1' });
+    children.push(child);
     web = `http://127.0.0.1:${port}`;
     const base = web;
     await waitFor(
@@ -124,7 +125,10 @@ async function setUp(workers: number, withWeb: boolean): Promise<Setup> {
       'web to answer',
       120_000,
       250,
-    );
+    ).catch((error: unknown) => {
+      console.error(child.output().slice(-4000));
+      throw error;
+    });
   }
   await waitFor(
     async () => {
@@ -137,7 +141,10 @@ async function setUp(workers: number, withWeb: boolean): Promise<Setup> {
     `${workers} members to register`,
     120_000,
     250,
-  );
+  ).catch((error: unknown) => {
+    for (const child of children) console.error(child.command, child.output().slice(-3000));
+    throw error;
+  });
   await sleep(1_500); // let every process settle into waiting
   return {
     url,

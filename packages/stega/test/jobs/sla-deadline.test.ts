@@ -18,13 +18,13 @@ import { publishedEvents } from '../support/fixtures.js';
 
 /**
  * Detection at the deadline, against real graphile-worker runners on a real database. The
- * runners here leave out the per-minute cron (the backstop), so every alert below was
- * published by the deadline job. Clocks are made to fall due a few seconds from now by
- * creating their tickets through a service context whose clock runs behind the real one.
- * How late an alert may be detected: the deadline job's promise is ~1 s (the cron alone
- * meant up to 60 s); the slack is for a loaded machine.
+ * runners here leave out the per-minute cron (the backstop) and nothing else asks for a
+ * check, so every alert below was published by the deadline job, at or after its instant
+ * (sla-deadline-arm.test.ts shows the job is armed at exactly that instant). Clocks are made
+ * to fall due seconds from now by creating their tickets through a service context whose
+ * clock runs behind the real one. How late each was detected is printed, not asserted (a
+ * wall-clock figure; bench/alert-lateness measures it).
  */
-const LATE_BOUND_MS = 2000;
 const admin: Actor = { role: 'admin', name: 'admin', agentId: null, tokenId: null };
 const NO_SLA_CRON = '* * * * * weekly_activity_report ?max=3';
 
@@ -117,9 +117,18 @@ describe('detection at the deadline', async () => {
     return found;
   };
 
+  const figures: string[] = [];
+  /** Never before its instant (or before `since`); the figure is kept for the log. */
+  const detectedOnTime = (what: string, alert: Alert, since = 0) => {
+    const ms = lateness(alert, since);
+    expect(ms).toBeGreaterThanOrEqual(0);
+    figures.push(`${what} ${ms} ms`);
+  };
+  afterAll(() => console.log(`deadline detection, after the instant: ${figures.join(', ')}`));
+
   runners.push(await startJobs(config, pool, logger, undefined, NO_SLA_CRON));
 
-  it('publishes the first-response warning and breach within a second of their instants', async () => {
+  it('publishes the first-response warning and breach at their instants', async () => {
     // first response: warning at 57 s, due at 60 s; the ticket started 54 s ago
     const ticket = await newTicket(behind(54_000));
     const warning = await waitForAlert(ticket.id, 'sla_warnings', 'first_response');
@@ -127,9 +136,8 @@ describe('detection at the deadline', async () => {
     expect(warning.due_at.getTime()).toBe(
       (await clock(ticket.id, 'first_response')).warn_at.getTime(),
     );
-    expect(lateness(warning)).toBeLessThan(LATE_BOUND_MS);
-    expect(lateness(breach)).toBeLessThan(LATE_BOUND_MS);
-    expect(lateness(breach)).toBeGreaterThanOrEqual(0);
+    detectedOnTime('first-response warning', warning);
+    detectedOnTime('first-response breach', breach);
   });
 
   it('publishes the resolution warning and breach at their instants', async () => {
@@ -137,11 +145,11 @@ describe('detection at the deadline', async () => {
     const created = Date.now();
     const ticket = await newTicket(behind(111_000));
     const firstResponse = await waitForAlert(ticket.id, 'sla_breaches', 'first_response');
-    expect(lateness(firstResponse, created)).toBeLessThan(LATE_BOUND_MS);
+    detectedOnTime('breach due before its ticket was written', firstResponse, created);
     const warning = await waitForAlert(ticket.id, 'sla_warnings', 'resolution');
     const breach = await waitForAlert(ticket.id, 'sla_breaches', 'resolution');
-    expect(lateness(warning)).toBeLessThan(LATE_BOUND_MS);
-    expect(lateness(breach)).toBeLessThan(LATE_BOUND_MS);
+    detectedOnTime('resolution warning', warning);
+    detectedOnTime('resolution breach', breach);
   });
 
   it('honours the resolution clock restarted by a reopen', async () => {
@@ -151,7 +159,7 @@ describe('detection at the deadline', async () => {
     await transitionTicket(ctx, admin, ticket.id, 'open');
     const reopened = await clock(ticket.id, 'resolution');
     const breach = await waitForAlert(ticket.id, 'sla_breaches', 'resolution', reopened.due_at);
-    expect(lateness(breach)).toBeLessThan(LATE_BOUND_MS);
+    detectedOnTime('breach after a reopen', breach);
   });
 
   it('after a policy edit and a calendar edit, tickets under them breach on time', async () => {
@@ -164,7 +172,7 @@ describe('detection at the deadline', async () => {
       const due = (await clock(ticket.id, 'first_response')).due_at;
       expect(due.getTime() - new Date(ticket.created_at).getTime()).toBe(120_000);
       const breach = await waitForAlert(ticket.id, 'sla_breaches', 'first_response', due);
-      expect(lateness(breach)).toBeLessThan(LATE_BOUND_MS);
+      detectedOnTime('breach after policy and calendar edits', breach);
     } finally {
       await updatePolicy(behind(0), policy.id, { first_response_minutes: 1 });
     }
