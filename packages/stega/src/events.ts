@@ -6,7 +6,7 @@ import { z } from 'zod';
  */
 export const EVENT_VERSION = 1;
 
-const slaKind = z.enum(['first_response', 'resolution']);
+const slaKind = z.enum(['first_response', 'resolution', 'next_reply']);
 const priority = z.enum(['urgent', 'high', 'normal', 'low']);
 const isoTime = z.iso.datetime({ offset: true });
 const person = z.object({ name: z.string(), email: z.string() });

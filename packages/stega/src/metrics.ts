@@ -31,7 +31,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 
 export type AlertChannel = 'in_app' | 'email' | 'webhook';
 export type AlertType = 'breach' | 'warning';
-export type ClockKind = 'first_response' | 'resolution';
+export type ClockKind = 'first_response' | 'resolution' | 'next_reply';
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
 /** Why an attempt failed, as a bounded label. */

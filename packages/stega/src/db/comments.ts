@@ -7,10 +7,13 @@ export interface CommentRow {
   author_name: string;
   body: string;
   public_reply: boolean;
+  /** Written by the ticket's requester (a customer reply). */
+  from_requester: boolean;
   created_at: Date;
 }
 
-const COLUMNS = 'id, ticket_id, author_agent_id, author_name, body, public_reply, created_at';
+const COLUMNS =
+  'id, ticket_id, author_agent_id, author_name, body, public_reply, from_requester, created_at';
 
 function commentOf(row: Record<string, unknown>): CommentRow {
   return {
@@ -20,6 +23,7 @@ function commentOf(row: Record<string, unknown>): CommentRow {
     author_name: String(row.author_name),
     body: String(row.body),
     public_reply: Boolean(row.public_reply),
+    from_requester: Boolean(row.from_requester),
     created_at: row.created_at as Date,
   };
 }
@@ -31,8 +35,8 @@ export async function commentInsert(
 ): Promise<CommentRow> {
   const { rows } = await db.query(
     `insert into stega.ticket_comments
-       (ticket_id, author_agent_id, author_name, body, public_reply, created_at)
-     values ($1, $2, $3, $4, $5, $6)
+       (ticket_id, author_agent_id, author_name, body, public_reply, from_requester, created_at)
+     values ($1, $2, $3, $4, $5, $6, $7)
      returning ${COLUMNS}`,
     [
       fields.ticket_id,
@@ -40,6 +44,7 @@ export async function commentInsert(
       fields.author_name,
       fields.body,
       fields.public_reply,
+      fields.from_requester,
       now,
     ],
   );

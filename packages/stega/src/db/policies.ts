@@ -14,18 +14,25 @@ export interface PolicyRow {
   team_id: number | null;
   first_response_minutes: number;
   resolution_minutes: number;
+  /** null: the policy has no next-reply target. */
+  next_reply_minutes: number | null;
   calendar_id: number;
   alert_channels: AlertChannels;
   updated_at: Date;
 }
 
-export type PolicyFields = Omit<PolicyRow, 'id' | 'updated_at' | 'team_id'> & {
+export type PolicyFields = Omit<
+  PolicyRow,
+  'id' | 'updated_at' | 'team_id' | 'next_reply_minutes'
+> & {
   /** Absent or null: every team. */
   team_id?: number | null;
+  /** Absent or null: no next-reply target. */
+  next_reply_minutes?: number | null;
 };
 
 const COLUMNS = `id, name, priority, requester_org, team_id, first_response_minutes,
-  resolution_minutes, calendar_id, alert_channels, updated_at`;
+  resolution_minutes, next_reply_minutes, calendar_id, alert_channels, updated_at`;
 
 function policyOf(row: Record<string, unknown>): PolicyRow {
   return {
@@ -36,6 +43,7 @@ function policyOf(row: Record<string, unknown>): PolicyRow {
     team_id: row.team_id == null ? null : Number(row.team_id),
     first_response_minutes: Number(row.first_response_minutes),
     resolution_minutes: Number(row.resolution_minutes),
+    next_reply_minutes: row.next_reply_minutes == null ? null : Number(row.next_reply_minutes),
     calendar_id: Number(row.calendar_id),
     alert_channels: (row.alert_channels as AlertChannels) ?? {},
     updated_at: row.updated_at as Date,
@@ -52,6 +60,7 @@ function valuesOf(fields: PolicyFields): unknown[] {
     fields.calendar_id,
     JSON.stringify(fields.alert_channels),
     fields.team_id ?? null,
+    fields.next_reply_minutes ?? null,
   ];
 }
 
@@ -63,8 +72,8 @@ export async function policyInsert(
   const { rows } = await db.query(
     `insert into stega.sla_policies
        (name, priority, requester_org, first_response_minutes, resolution_minutes, calendar_id,
-        alert_channels, team_id, updated_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+        alert_channels, team_id, next_reply_minutes, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
      returning ${COLUMNS}`,
     [...valuesOf(fields), now],
   );
@@ -80,8 +89,8 @@ export async function policyEnsure(
   await db.query(
     `insert into stega.sla_policies
        (name, priority, requester_org, first_response_minutes, resolution_minutes, calendar_id,
-        alert_channels, team_id, updated_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+        alert_channels, team_id, next_reply_minutes, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
      on conflict do nothing`,
     [...valuesOf(fields), now],
   );
@@ -143,7 +152,7 @@ export async function policyUpdate(
     `update stega.sla_policies
         set name = $2, priority = $3, requester_org = $4, first_response_minutes = $5,
             resolution_minutes = $6, calendar_id = $7, alert_channels = $8, team_id = $9,
-            updated_at = $10
+            next_reply_minutes = $10, updated_at = $11
       where id = $1
       returning ${COLUMNS}`,
     [id, ...valuesOf(fields), now],

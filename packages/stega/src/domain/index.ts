@@ -67,6 +67,7 @@ export {
 export {
   openTicketSla,
   recordAgentReply,
+  recordRequesterReply,
   retargetTicketSla,
   type SlaTargets,
   type TicketSla,

@@ -31,7 +31,8 @@ import type { BusinessCalendar } from './calendar.js';
  *   it); a stop at exactly `due_at` meets the target.
  */
 
-export type SlaClockKind = 'first_response' | 'resolution';
+/** The metrics: first response, resolution, and next reply (after each requester reply). */
+export type SlaClockKind = 'first_response' | 'resolution' | 'next_reply';
 
 export interface SlaClock {
   readonly kind: SlaClockKind;

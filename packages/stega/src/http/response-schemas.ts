@@ -7,7 +7,7 @@ import { nullableDate } from './schemas.js';
 const id = z.number().int();
 const priority = z.enum(PRIORITIES);
 const status = z.enum(TICKET_STATUSES);
-const clockKind = z.enum(['first_response', 'resolution']);
+const clockKind = z.enum(['first_response', 'resolution', 'next_reply']);
 const channel = z.enum(['in_app', 'email', 'webhook']);
 /** A delivery's recipient: `agent:<id>` / `team`, an email address, or a webhook URL. */
 const recipientOut = z
@@ -160,6 +160,7 @@ export const commentOut = z.object({
   author_name: z.string(),
   body: z.string(),
   public_reply: z.boolean(),
+  from_requester: z.boolean().describe("written by the ticket's requester (a customer reply)"),
   created_at: z.date(),
 });
 
@@ -203,6 +204,11 @@ export const policyOut = z.object({
   team_id: id.nullable().describe('the team the policy is scoped to; null: every team'),
   first_response_minutes: z.number().int(),
   resolution_minutes: z.number().int(),
+  next_reply_minutes: z
+    .number()
+    .int()
+    .nullable()
+    .describe('business minutes for the next agent reply after each requester reply; null: none'),
   calendar_id: id,
   alert_channels: z.object({
     in_app: z.boolean(),

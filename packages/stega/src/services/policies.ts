@@ -56,6 +56,8 @@ export interface PolicyInput {
   team_id?: number | null;
   first_response_minutes: number;
   resolution_minutes: number;
+  /** null or absent: no next-reply target. */
+  next_reply_minutes?: number | null;
   calendar_id: number;
   alert_channels?: AlertChannels;
 }
@@ -171,6 +173,7 @@ function fieldsOf(input: PolicyInput, current: PolicyRow | undefined): PolicyFie
     team_id: input.team_id ?? null,
     first_response_minutes: input.first_response_minutes,
     resolution_minutes: input.resolution_minutes,
+    next_reply_minutes: input.next_reply_minutes ?? null,
     calendar_id: input.calendar_id,
     alert_channels: input.alert_channels ?? current?.alert_channels ?? DEFAULT_CHANNELS,
   };

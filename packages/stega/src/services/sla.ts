@@ -38,8 +38,14 @@ function domainClockOf(row: ClockRow): SlaClock {
 export function ticketSlaOf(status: TicketStatus, rows: ClockRow[]): TicketSla | undefined {
   const first = rows.find((row) => row.kind === 'first_response');
   const resolution = rows.find((row) => row.kind === 'resolution');
+  const nextReply = rows.find((row) => row.kind === 'next_reply');
   if (!first || !resolution) return undefined;
-  return { status, first_response: domainClockOf(first), resolution: domainClockOf(resolution) };
+  return {
+    status,
+    first_response: domainClockOf(first),
+    resolution: domainClockOf(resolution),
+    ...(nextReply ? { next_reply: domainClockOf(nextReply) } : {}),
+  };
 }
 
 /** The rows to store for a ticket's SLA; `warn_at` is recomputed with every change. */
@@ -50,7 +56,8 @@ export function clockRowsOf(
   sla: TicketSla,
   warningShare: number,
 ): ClockRow[] {
-  return [sla.first_response, sla.resolution].map((clock) => ({
+  const clocks = [sla.first_response, sla.resolution, ...(sla.next_reply ? [sla.next_reply] : [])];
+  return clocks.map((clock) => ({
     ticket_id: ticketId,
     calendar_id: calendarId,
     kind: clock.kind,
@@ -69,6 +76,7 @@ export function targetsOf(policy: PolicyRow) {
   return {
     first_response_minutes: policy.first_response_minutes,
     resolution_minutes: policy.resolution_minutes,
+    next_reply_minutes: policy.next_reply_minutes,
   };
 }
 
@@ -96,31 +104,36 @@ export type ClockView = ReturnType<typeof clockView>;
 export function clockChanges(before: TicketSla | undefined, after: TicketSla | undefined) {
   const entries: { action: string; details: Record<string, unknown> }[] = [];
   if (!after) return entries;
-  for (const kind of ['first_response', 'resolution'] as const) {
+  for (const kind of ['first_response', 'resolution', 'next_reply'] as const) {
     const a = after[kind];
     const b = before?.[kind];
-    const change = !b
-      ? 'started'
-      : !b.stopped_at && a.stopped_at
-        ? 'stopped'
-        : b.stopped_at && !a.stopped_at
-          ? 'restarted'
-          : !b.paused_since && a.paused_since
-            ? 'paused'
-            : b.paused_since && !a.paused_since
-              ? 'resumed'
-              : b.target_minutes !== a.target_minutes
-                ? 'retargeted'
-                : b.due_at.getTime() !== a.due_at.getTime()
-                  ? 'rescheduled'
-                  : null;
+    if (!a) continue;
+    // a next-reply clock starts anew for each requester reply: a new start is a new clock
+    const change =
+      !b || b.started_at.getTime() !== a.started_at.getTime()
+        ? 'started'
+        : !b.stopped_at && a.stopped_at
+          ? 'stopped'
+          : b.stopped_at && !a.stopped_at
+            ? 'restarted'
+            : !b.paused_since && a.paused_since
+              ? 'paused'
+              : b.paused_since && !a.paused_since
+                ? 'resumed'
+                : b.target_minutes !== a.target_minutes
+                  ? 'retargeted'
+                  : b.due_at.getTime() !== a.due_at.getTime()
+                    ? 'rescheduled'
+                    : null;
     if (!change) continue;
     entries.push({
       action: `sla_clock_${change}`,
       details: {
         kind,
         due_at: a.due_at.toISOString(),
-        ...(b && b.due_at.getTime() !== a.due_at.getTime()
+        ...(b &&
+        b.started_at.getTime() === a.started_at.getTime() &&
+        b.due_at.getTime() !== a.due_at.getTime()
           ? { previous_due_at: b.due_at.toISOString() }
           : {}),
         ...(change === 'retargeted' ? { target_minutes: a.target_minutes } : {}),

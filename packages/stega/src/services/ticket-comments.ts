@@ -2,11 +2,13 @@ import type { ActivityEntry } from '../db/activity.js';
 import { type AgentRow, agentGet } from '../db/agents.js';
 import type { CommentRow } from '../db/comments.js';
 import { commentInsert } from '../db/comments.js';
+import { policyGet } from '../db/policies.js';
 import { inTransaction } from '../db/pool.js';
 import { ticketUpdate } from '../db/tickets.js';
-import { recordAgentReply } from '../domain/index.js';
+import { recordAgentReply, recordRequesterReply } from '../domain/index.js';
 import type { Actor, ServiceContext } from './context.js';
 import { ValidationError } from './errors.js';
+import { targetsOf } from './sla.js';
 import { loadSla, lockTicket, logActivity, storeSla } from './ticket-store.js';
 
 export interface CommentInput {
@@ -15,13 +17,20 @@ export interface CommentInput {
   public_reply?: boolean;
   /** Write as this agent; only for tokens not bound to an agent (those write as their agent). */
   agent_id?: number | null;
-  /** Author shown for a comment by no agent (default: the token's name). */
+  /** Author shown for a comment by no agent (default: the token's name; the requester's for theirs). */
   author_name?: string;
+  /**
+   * The requester wrote it (a customer reply, e.g. relayed from an inbound email): public, by
+   * no agent, whatever the token; starts the next-reply clock under a policy with a
+   * next-reply target (see domain/ticket-sla.ts).
+   */
+  from_requester?: boolean;
 }
 
 /**
  * Adds a comment. The first public reply by an agent stops the first-response clock and
- * stamps `first_responded_at`. One transaction, logged.
+ * stamps `first_responded_at`; every public agent reply stops a counting next-reply clock;
+ * a requester's reply may start one. One transaction, logged.
  */
 export async function addComment(
   ctx: ServiceContext,
@@ -32,7 +41,9 @@ export async function addComment(
   const now = ctx.now();
   return inTransaction(ctx.pool, async (tx) => {
     const ticket = await lockTicket(tx, ticketId);
-    const agent = await authorAgent(tx, actor, input);
+    const fromRequester = input.from_requester ?? false;
+    if (fromRequester) requireRequesterComment(input);
+    const agent = fromRequester ? undefined : await authorAgent(tx, actor, input);
     const agentId = agent?.id ?? null;
     const publicReply = input.public_reply ?? true;
     const comment = await commentInsert(
@@ -40,9 +51,11 @@ export async function addComment(
       {
         ticket_id: ticketId,
         author_agent_id: agentId,
-        author_name: agent?.name ?? input.author_name ?? actor.name,
+        author_name:
+          agent?.name ?? input.author_name ?? (fromRequester ? ticket.requester_name : actor.name),
         body: input.body,
         public_reply: publicReply,
+        from_requester: fromRequester,
       },
       now,
     );
@@ -55,13 +68,22 @@ export async function addComment(
           public_reply: publicReply,
           agent_id: agentId,
           first_response: firstResponse,
+          ...(fromRequester ? { from_requester: true } : {}),
         },
       },
     ];
-    if (agentId !== null && publicReply) {
+    if ((agentId !== null && publicReply) || fromRequester) {
       const stored = await loadSla(tx, ticket);
+      const policy =
+        stored && fromRequester && ticket.policy_id !== null
+          ? await policyGet(tx, ticket.policy_id)
+          : undefined;
       if (stored) {
-        const sla = recordAgentReply(stored.calendar, stored.sla, now);
+        const sla = fromRequester
+          ? policy
+            ? recordRequesterReply(stored.calendar, stored.sla, targetsOf(policy), now)
+            : stored.sla
+          : recordAgentReply(stored.calendar, stored.sla, now);
         entries.push(...(await storeSla(tx, ctx, ticketId, stored.sla, { ...stored, sla })));
       }
     }
@@ -69,6 +91,18 @@ export async function addComment(
     await logActivity(tx, ticketId, actor, entries, now);
     return comment;
   });
+}
+
+/** @throws ValidationError when a requester's comment is also said to be an agent's or internal. */
+function requireRequesterComment(input: CommentInput): void {
+  const issues = [];
+  if (input.agent_id != null) {
+    issues.push({ path: 'agent_id', message: 'a comment from the requester has no agent' });
+  }
+  if (input.public_reply === false) {
+    issues.push({ path: 'public_reply', message: 'a comment from the requester is public' });
+  }
+  if (issues.length > 0) throw new ValidationError(issues);
 }
 
 /** The agent writing: the token's own, else the one named by `agent_id`, else none. */

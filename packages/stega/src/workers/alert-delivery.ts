@@ -30,7 +30,7 @@ const shortHash = (text: string) => createHash('sha256').update(text).digest('he
 
 function describe(alert: AlertEvent): { subject: string; text: string; alertId: number } {
   const p = alert.payload;
-  const clock = p.kind === 'first_response' ? 'first response' : 'resolution';
+  const clock = p.kind.replace('_', ' ');
   const what =
     alert.type === 'breach'
       ? `${clock} SLA breached`

@@ -4,6 +4,7 @@ import { isBreached } from '../../src/domain/sla-clock.js';
 import {
   openTicketSla,
   recordAgentReply,
+  recordRequesterReply,
   retargetTicketSla,
   type TicketSla,
   transitionTicketSla,
@@ -122,5 +123,67 @@ describe('a ticket through its life cycle', () => {
     });
     expect(urgent.first_response).toBe(sla.first_response);
     expect(iso(urgent.resolution.due_at)).toBe('2024-01-15T12:00:00.000Z');
+  });
+});
+
+describe('next reply', () => {
+  const withNext = { ...targets, next_reply_minutes: 30 };
+
+  it('starts at a requester reply after the first response, stops at the next agent reply', () => {
+    let sla = openTicketSla(office, withNext, at('2024-01-15T10:00:00Z'));
+    // before the first response a requester reply starts nothing: the first response is owed
+    sla = recordRequesterReply(office, sla, withNext, at('2024-01-15T10:10:00Z'));
+    expect(sla.next_reply).toBeUndefined();
+    sla = recordAgentReply(office, sla, at('2024-01-15T10:20:00Z'));
+    sla = recordRequesterReply(office, sla, withNext, at('2024-01-15T16:50:00Z'));
+    // 10 business minutes today, 20 tomorrow from 09:00
+    expect(iso(sla.next_reply!.due_at)).toBe('2024-01-16T09:20:00.000Z');
+    // a second requester reply keeps the oldest unanswered one's due time
+    const again = recordRequesterReply(office, sla, withNext, at('2024-01-16T09:00:00Z'));
+    expect(again.next_reply).toBe(sla.next_reply);
+    sla = recordAgentReply(office, sla, at('2024-01-16T09:15:00Z'));
+    expect(iso(sla.next_reply!.stopped_at!)).toBe('2024-01-16T09:15:00.000Z');
+    expect(isBreached(sla.next_reply!, at('2024-01-16T12:00:00Z'))).toBe(false);
+    // the next requester reply starts a new clock
+    sla = recordRequesterReply(office, sla, withNext, at('2024-01-16T11:00:00Z'));
+    expect(sla.next_reply!.stopped_at).toBeNull();
+    expect(iso(sla.next_reply!.due_at)).toBe('2024-01-16T11:30:00.000Z');
+    expect(isBreached(sla.next_reply!, at('2024-01-16T11:30:00Z'))).toBe(true);
+  });
+
+  it('pauses while waiting on the customer and stops at resolution', () => {
+    let sla = openTicketSla(office, withNext, at('2024-01-15T10:00:00Z'));
+    sla = recordAgentReply(office, sla, at('2024-01-15T10:05:00Z'));
+    sla = recordRequesterReply(office, sla, withNext, at('2024-01-15T11:00:00Z'));
+    sla = transitionTicketSla(office, sla, 'waiting', at('2024-01-15T11:10:00Z'));
+    expect(sla.next_reply!.paused_since).not.toBeNull();
+    expect(isBreached(sla.next_reply!, at('2024-01-15T15:00:00Z'))).toBe(false);
+    // two business hours waiting push the due time out by two hours
+    sla = transitionTicketSla(office, sla, 'open', at('2024-01-15T13:10:00Z'));
+    expect(iso(sla.next_reply!.due_at)).toBe('2024-01-15T13:30:00.000Z');
+    sla = transitionTicketSla(office, sla, 'resolved', at('2024-01-15T13:20:00Z'));
+    expect(iso(sla.next_reply!.stopped_at!)).toBe('2024-01-15T13:20:00.000Z');
+    expect(isBreached(sla.next_reply!, at('2024-01-15T14:00:00Z'))).toBe(false);
+    // a resolved ticket's requester reply starts nothing
+    expect(recordRequesterReply(office, sla, withNext, at('2024-01-15T14:00:00Z')).next_reply).toBe(
+      sla.next_reply,
+    );
+  });
+
+  it('starts paused when the requester replies while the ticket waits', () => {
+    let sla = openTicketSla(office, withNext, at('2024-01-15T10:00:00Z'));
+    sla = recordAgentReply(office, sla, at('2024-01-15T10:05:00Z'));
+    sla = transitionTicketSla(office, sla, 'waiting', at('2024-01-15T10:06:00Z'));
+    sla = recordRequesterReply(office, sla, withNext, at('2024-01-15T11:00:00Z'));
+    expect(iso(sla.next_reply!.paused_since!)).toBe('2024-01-15T11:00:00.000Z');
+    sla = transitionTicketSla(office, sla, 'in_progress', at('2024-01-15T12:00:00Z'));
+    expect(iso(sla.next_reply!.due_at)).toBe('2024-01-15T12:30:00.000Z');
+  });
+
+  it('has no clock under a policy without a next-reply target', () => {
+    let sla = openTicketSla(office, targets, at('2024-01-15T10:00:00Z'));
+    sla = recordAgentReply(office, sla, at('2024-01-15T10:05:00Z'));
+    sla = recordRequesterReply(office, sla, targets, at('2024-01-15T11:00:00Z'));
+    expect(sla.next_reply).toBeUndefined();
   });
 });

@@ -11,7 +11,7 @@ const id = z.coerce.number().int().positive();
 
 const breachQuery = z.strictObject({
   ticket_id: id.optional(),
-  kind: z.enum(['first_response', 'resolution']).optional(),
+  kind: z.enum(['first_response', 'resolution', 'next_reply']).optional(),
   ...pageQuery,
 });
 

@@ -32,6 +32,11 @@ const policyFields = {
     .describe('scope the policy to one team; null: every team'),
   first_response_minutes: minutes,
   resolution_minutes: minutes,
+  next_reply_minutes: minutes
+    .nullable()
+    .describe(
+      'after each requester reply, the next agent reply is due within this many business minutes; null: no next-reply clock',
+    ),
   calendar_id: z.number().int().positive(),
   alert_channels: alertChannelsSchema,
 };
@@ -41,6 +46,7 @@ const createBody = z.strictObject({
   name: policyFields.name.optional(),
   requester_org: policyFields.requester_org.optional(),
   team_id: policyFields.team_id.optional(),
+  next_reply_minutes: policyFields.next_reply_minutes.optional(),
   alert_channels: alertChannelsSchema.optional(),
 });
 
@@ -52,6 +58,7 @@ const patchBody = z
     team_id: policyFields.team_id.optional(),
     first_response_minutes: minutes.optional(),
     resolution_minutes: minutes.optional(),
+    next_reply_minutes: policyFields.next_reply_minutes.optional(),
     calendar_id: policyFields.calendar_id.optional(),
     alert_channels: alertChannelsSchema.optional(),
   })

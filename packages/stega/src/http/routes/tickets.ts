@@ -99,6 +99,12 @@ const commentBody = z.strictObject({
   public_reply: z.boolean().optional(),
   agent_id: z.number().int().positive().nullable().optional(),
   author_name: text(200).optional(),
+  from_requester: z
+    .boolean()
+    .optional()
+    .describe(
+      "the ticket's requester wrote it (a customer reply): public, by no agent; starts the next-reply clock",
+    ),
 });
 
 /** Tickets: list, read, create, change, transitions and comments. Any valid token. */

@@ -62,6 +62,7 @@ export function PoliciesPage({ admin }: { admin: boolean }) {
                 <th scope="col">Team</th>
                 <th scope="col">First response</th>
                 <th scope="col">Resolution</th>
+                <th scope="col">Next reply</th>
                 <th scope="col">Calendar</th>
                 <th scope="col">Alerts</th>
               </tr>
@@ -81,6 +82,9 @@ export function PoliciesPage({ admin }: { admin: boolean }) {
                   </td>
                   <td data-label="First response">{formatMinutes(p.first_response_minutes)}</td>
                   <td data-label="Resolution">{formatMinutes(p.resolution_minutes)}</td>
+                  <td data-label="Next reply">
+                    {p.next_reply_minutes === null ? '—' : formatMinutes(p.next_reply_minutes)}
+                  </td>
                   <td data-label="Calendar">
                     <Link to={`/calendars/${p.calendar_id}`}>{calendarName(p.calendar_id)}</Link>
                   </td>
@@ -118,6 +122,7 @@ interface PolicyDraft {
   team_id: string;
   first_response_minutes: string;
   resolution_minutes: string;
+  next_reply_minutes: string;
   calendar_id: string;
   in_app: boolean;
   email: string;
@@ -132,6 +137,7 @@ const NEW_POLICY: PolicyDraft = {
   team_id: '',
   first_response_minutes: '60',
   resolution_minutes: '480',
+  next_reply_minutes: '',
   calendar_id: '',
   in_app: true,
   email: '',
@@ -147,6 +153,7 @@ function draftOf(p: Policy): PolicyDraft {
     team_id: p.team_id === null ? '' : String(p.team_id),
     first_response_minutes: String(p.first_response_minutes),
     resolution_minutes: String(p.resolution_minutes),
+    next_reply_minutes: p.next_reply_minutes === null ? '' : String(p.next_reply_minutes),
     calendar_id: String(p.calendar_id),
     in_app: p.alert_channels.in_app,
     email: p.alert_channels.email.join('\n'),
@@ -188,12 +195,14 @@ function bodyOf(d: PolicyDraft) {
     team_id: d.team_id === '' ? null : Number(d.team_id),
     first_response_minutes: numberOrText(d.first_response_minutes),
     resolution_minutes: numberOrText(d.resolution_minutes),
+    next_reply_minutes:
+      d.next_reply_minutes.trim() === '' ? null : numberOrText(d.next_reply_minutes),
     calendar_id: d.calendar_id === '' ? null : Number(d.calendar_id),
   };
 }
 
 const FIELD_PATHS =
-  /^(name|priority|requester_org|team_id|first_response_minutes|resolution_minutes|calendar_id|alert_channels(\.in_app|\.email_assignee|\.email.*|\.webhooks\[\d+\]\.(url|secret))?)$/;
+  /^(name|priority|requester_org|team_id|first_response_minutes|resolution_minutes|next_reply_minutes|calendar_id|alert_channels(\.in_app|\.email_assignee|\.email.*|\.webhooks\[\d+\]\.(url|secret))?)$/;
 
 /** View (any token) or edit (admin) one SLA policy; errors appear next to their fields. */
 export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
@@ -388,6 +397,21 @@ export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
                   inputMode="numeric"
                   value={draft.resolution_minutes}
                   onChange={(e) => set('resolution_minutes', e.target.value)}
+                />
+              )}
+            </Field>
+            <Field
+              path="next_reply_minutes"
+              label="Next reply target (business minutes)"
+              issues={issues}
+              hint="After each requester reply. Empty: none."
+            >
+              {(aria) => (
+                <input
+                  {...aria}
+                  inputMode="numeric"
+                  value={draft.next_reply_minutes}
+                  onChange={(e) => set('next_reply_minutes', e.target.value)}
                 />
               )}
             </Field>

@@ -370,6 +370,7 @@ function Conversation({
 }) {
   const [body, setBody] = useState('');
   const [publicReply, setPublicReply] = useState(true);
+  const [fromRequester, setFromRequester] = useState(false);
   const [issues, setIssues] = useState<Issue[]>([]);
   const [busy, setBusy] = useState(false);
   // a token of no agent (the configured admin token) picks the agent it writes as
@@ -393,12 +394,19 @@ function Conversation({
     setBusy(true);
     setIssues([]);
     try {
-      await api('POST', `/api/tickets/${ticket.id}/comments`, {
-        body,
-        public_reply: publicReply,
-        ...(picksAgent && replyAs !== '' ? { agent_id: Number(replyAs) } : {}),
-      });
+      await api(
+        'POST',
+        `/api/tickets/${ticket.id}/comments`,
+        fromRequester
+          ? { body, from_requester: true }
+          : {
+              body,
+              public_reply: publicReply,
+              ...(picksAgent && replyAs !== '' ? { agent_id: Number(replyAs) } : {}),
+            },
+      );
       setBody('');
+      setFromRequester(false);
       onAdded();
     } catch (error) {
       setIssues(
@@ -462,6 +470,15 @@ function Conversation({
           />
           Public reply (visible to the requester)
         </label>
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={fromRequester}
+            onChange={(e) => setFromRequester(e.target.checked)}
+          />
+          From the requester (a customer reply: the next agent reply is due within the policy’s
+          next-reply target)
+        </label>
         <div className="actions">
           <button type="submit" className="primary" disabled={busy}>
             Add comment
@@ -473,7 +490,11 @@ function Conversation({
           <li key={c.id} className={c.public_reply ? 'reply' : 'note'}>
             <p className="small muted">
               <strong>{c.author_name}</strong> · {formatDateTime(c.created_at)}
-              {c.public_reply ? ' · reply to the requester' : ' · internal note'}
+              {c.from_requester
+                ? ' · from the requester'
+                : c.public_reply
+                  ? ' · reply to the requester'
+                  : ' · internal note'}
             </p>
             <p className="comment-body">{c.body}</p>
           </li>
