@@ -16,6 +16,7 @@ import { runStart } from './processes/start.js';
 import { startTicker } from './processes/ticker.js';
 import { startWeb } from './processes/web.js';
 import { seedDemo } from './services/demo.js';
+import { STEGA_VERSION } from './version.js';
 
 const ENVIRONMENT_HELP = `
 Configuration comes from environment variables (README, "Configuration"), e.g.
@@ -34,7 +35,7 @@ type Starter = (
 /** Runs one long-lived role against DATABASE_URL until SIGINT/SIGTERM, then stops it cleanly. */
 async function serve(role: string, start: Starter): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel, role);
+  const logger = createLogger(config.logLevel, role, config.logFormat);
   const url = requireDatabaseUrl(config, role);
   const pool = createPool(url);
   const services: RunningService[] = [{ name: 'pool', stop: () => pool.end() }];
@@ -76,6 +77,7 @@ function allowLoopbackWebhooks(env: NodeJS.ProcessEnv): void {
 export function buildProgram(): Command {
   const program = new Command('stega')
     .description('Stega helpdesk: tickets with SLA clocks, breach detection and alert delivery.')
+    .version(STEGA_VERSION, '-V, --version', 'print the version')
     .exitOverride()
     .addHelpText('after', ENVIRONMENT_HELP);
 
@@ -88,7 +90,7 @@ export function buildProgram(): Command {
     .action(async (options: { demo?: boolean }) => {
       if (options.demo) allowLoopbackWebhooks(process.env);
       const config = loadConfig();
-      await runStart(config, createLogger(config.logLevel, 'start'), {
+      await runStart(config, createLogger(config.logLevel, 'start', config.logFormat), {
         demo: Boolean(options.demo),
       });
     });
@@ -110,7 +112,7 @@ export function buildProgram(): Command {
           `--sla-workers must be an integer in 0..64, got ${options.slaWorkers}`,
         );
       }
-      await runCluster(config, createLogger(config.logLevel, 'cluster'), {
+      await runCluster(config, createLogger(config.logLevel, 'cluster', config.logFormat), {
         demo: Boolean(options.demo),
         slaWorkers,
       });
@@ -140,7 +142,7 @@ export function buildProgram(): Command {
     )
     .action(async () => {
       const config = loadConfig();
-      const logger = createLogger(config.logLevel, 'migrate');
+      const logger = createLogger(config.logLevel, 'migrate', config.logFormat);
       const pool = createPool(requireDatabaseUrl(config, 'migrate'), 2);
       try {
         await migrate(pool, { coopPageSize: config.coopPageSize });
@@ -186,7 +188,7 @@ export function buildProgram(): Command {
     )
     .action(async () => {
       const config = loadConfig();
-      const logger = createLogger(config.logLevel, 'demo');
+      const logger = createLogger(config.logLevel, 'demo', config.logFormat);
       const pool = createPool(requireDatabaseUrl(config, 'demo'), 2);
       try {
         const tickets = await seedDemo(pool, new Date(), { warningShare: config.slaWarningShare });
@@ -201,7 +203,10 @@ export function buildProgram(): Command {
     .description('internal: the embedded PostgreSQL of `stega start`')
     .action(async () => {
       const config = loadConfig();
-      await serveEmbeddedDatabase(config, createLogger(config.logLevel, 'embedded-postgres'));
+      await serveEmbeddedDatabase(
+        config,
+        createLogger(config.logLevel, 'embedded-postgres', config.logFormat),
+      );
     });
 
   return program;

@@ -65,6 +65,11 @@ export interface Config {
   metricsPort: number | undefined;
   /** pino level (LOG_LEVEL, default info). */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * LOG_FORMAT: `json` (one JSON object per line) or `pretty` (coloured, one line each);
+   * unset: `auto`, pretty when stdout is a terminal, JSON otherwise.
+   */
+  logFormat: 'auto' | 'pretty' | 'json';
 }
 
 const intFrom = (name: string, min: number, max: number, fallback: number) =>
@@ -203,6 +208,7 @@ const envSchema = z.object({
   STEGA_HEALTH_FILE: z.string().optional(),
   METRICS_PORT: intFrom('METRICS_PORT', 1, 65535, 0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
 });
 
 export class ConfigError extends Error {
@@ -216,7 +222,10 @@ export function loadConfig(
 ): Config {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => `  - ${issue.message}`);
+    const lines = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0] ?? '');
+      return `  - ${name && !issue.message.includes(name) ? `${name}: ` : ''}${issue.message}`;
+    });
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
@@ -260,6 +269,7 @@ export function loadConfig(
       : undefined,
     metricsPort: e.METRICS_PORT === 0 ? undefined : e.METRICS_PORT,
     logLevel: e.LOG_LEVEL ?? 'info',
+    logFormat: e.LOG_FORMAT ?? 'auto',
   };
 }
 

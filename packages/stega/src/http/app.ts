@@ -1,7 +1,13 @@
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import { Client } from '@stega/pgque';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import {
   jsonSchemaTransform,
   serializerCompiler,
@@ -40,6 +46,33 @@ export interface AppDeps {
   webRoot?: string;
 }
 
+/** A request that takes this long is logged at warn (others at debug). */
+export const SLOW_REQUEST_MS = 1000;
+
+/**
+ * One line per request, once it is answered: at debug (the UI polls every few seconds), at
+ * warn when slow, at error when it failed on our side. Fastify's own pair of lines per
+ * request ("incoming request", "request completed", both at info) is gone.
+ */
+class RequestLog extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    const ms = Math.round(reply.elapsedTime);
+    const slow = ms >= SLOW_REQUEST_MS;
+    const level = error || reply.statusCode >= 500 ? 'error' : slow ? 'warn' : 'debug';
+    const fields = { method: request.method, url: request.url, statusCode: reply.statusCode, ms };
+    request.log[level](
+      error ? { ...fields, err: error } : fields,
+      slow ? 'slow request' : 'request',
+    );
+  }
+}
+
 /**
  * Builds the HTTP application; `server.ts` listens, tests use `app.inject()`.
  * Seeds the default calendar and policies when the database has no policy at all, and
@@ -57,7 +90,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     timeZone: deps.config.timeZone,
   };
   installValidationMessages();
-  const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger });
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    logController: new RequestLog(),
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(handleError);

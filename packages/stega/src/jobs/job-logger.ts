@@ -11,7 +11,10 @@ export function graphileLogger(logger: Logger): GraphileLogger {
       case 'warning':
         return logger.warn(fields, message);
       case 'info':
-        return logger.info(fields, message);
+        // a line per finished job (the per-minute cron) is for debugging; the run log has it
+        return /^Completed task \d+/.test(message)
+          ? logger.debug(fields, message)
+          : logger.info(fields, message);
       default:
         return logger.debug(fields, message);
     }

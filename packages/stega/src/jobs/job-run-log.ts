@@ -5,7 +5,7 @@ import type { Logger } from '../log.js';
 
 /**
  * Records every finished job run (success or failure) in stega.pipeline_log for the
- * operations page: graphile-worker deletes a job as soon as it succeeds. Recording is best
+ * operations page, except successful runs that did nothing (`noOp`): graphile-worker deletes a job as soon as it succeeds. Recording is best
  * effort; a failed write is logged and never fails the job. `stop` waits for pending writes.
  */
 export function recordJobRuns(
@@ -13,7 +13,9 @@ export function recordJobRuns(
   pool: pg.Pool,
   logger: Logger,
   now: () => Date,
-): { stop(): Promise<void> } {
+): { stop(): Promise<void>; noOp(jobId: string): void } {
+  /** Jobs that succeeded without doing anything: not worth a row (see TaskDeps.onNoOp). */
+  const noOps = new Set<string>();
   const started = new Map<string, number>();
   const pending = new Set<Promise<void>>();
   const onStart = ({ job }: { job: { id: string } }) => {
@@ -30,6 +32,8 @@ export function recordJobRuns(
   }) => {
     const begun = started.get(job.id);
     started.delete(job.id);
+    const idle = noOps.delete(job.id);
+    if (idle && (error === null || error === undefined)) return;
     const write = jobRunRecord(pool, {
       finished_at: now(),
       task: job.task_identifier,
@@ -47,6 +51,7 @@ export function recordJobRuns(
   events.on('job:start', onStart);
   events.on('job:complete', onComplete);
   return {
+    noOp: (jobId) => noOps.add(jobId),
     async stop() {
       events.off('job:start', onStart);
       events.off('job:complete', onComplete);

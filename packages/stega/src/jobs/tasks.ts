@@ -15,6 +15,11 @@ export interface TaskDeps {
   now: () => Date;
   /** Told the next instant each check run armed the deadline job for (the jobs runner's timer). */
   onArmed?: (next: Date) => void;
+  /**
+   * Told the id of a job that found nothing to do (the per-minute weekly report check before
+   * its week has ended): the run log leaves such runs out.
+   */
+  onNoOp?: (jobId: string) => void;
 }
 
 const reportPayload = z
@@ -41,9 +46,10 @@ export function stegaTasks(deps: TaskDeps): TaskList {
       const next = await slaDeadlineArmNext(deps.pool, now);
       if (next) deps.onArmed?.(next);
     },
-    weekly_activity_report: async () => {
+    weekly_activity_report: async (_payload, helpers) => {
       const id = await generateWeeklyReportIfDue(deps.pool, deps.now(), deps.timeZone);
       if (id !== null) deps.logger.info({ reportId: id }, 'weekly activity report generated');
+      else deps.onNoOp?.(helpers.job.id);
     },
     generate_activity_report: async (payload) => {
       const parsed = reportPayload.parse(payload ?? {});

@@ -34,6 +34,7 @@ export async function startJobs(
   let timer: NodeJS.Timeout | undefined;
   let timerAt = Number.POSITIVE_INFINITY;
   let stopped = false;
+  let runLog: ReturnType<typeof recordJobRuns> | undefined;
   const wake = () => {
     timer = undefined;
     timerAt = Number.POSITIVE_INFINITY;
@@ -75,11 +76,18 @@ export async function startJobs(
     concurrency: 2,
     noHandleSignals: true,
     pollInterval: JOBS_POLL_INTERVAL_MS,
-    taskList: stegaTasks({ pool, logger, timeZone: config.timeZone, now, onArmed }),
+    taskList: stegaTasks({
+      pool,
+      logger,
+      timeZone: config.timeZone,
+      now,
+      onArmed,
+      onNoOp: (jobId) => runLog?.noOp(jobId),
+    }),
     crontab,
     logger: graphileLogger(logger),
   });
-  const runLog = recordJobRuns(runner.events, pool, logger, now);
+  runLog = recordJobRuns(runner.events, pool, logger, now);
   wake();
   logger.info('jobs runner started');
   return {
@@ -88,7 +96,7 @@ export async function startJobs(
       stopped = true;
       clearTimeout(timer);
       await runner.stop();
-      await runLog.stop();
+      await runLog?.stop();
       process.off('unhandledRejection', onUnhandledRejection);
     },
   };

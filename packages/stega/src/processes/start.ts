@@ -2,7 +2,8 @@ import type pg from 'pg';
 import type { Config } from '../config.js';
 import { migrate } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
-import type { Logger } from '../log.js';
+import { isPretty, type Logger } from '../log.js';
+import { adminTokenFile } from '../services/admin-token.js';
 import { seedDemo } from '../services/demo.js';
 import { superviseChildren } from './children.js';
 import { resolveDatabase } from './database.js';
@@ -74,7 +75,7 @@ export async function runTopology(
         'demo tickets created: their first-response SLAs breach within a minute',
       );
     }
-    logger.info(`Stega is up at ${url} (Ctrl-C stops it)`);
+    announce(config, logger, url);
   } catch (error) {
     await stop();
     throw error;
@@ -83,6 +84,28 @@ export async function runTopology(
   logger.info({ reason }, 'stopping');
   await stop();
   logger.info('stopped');
+}
+
+/**
+ * Says that Stega is up: where, where the admin token is, and how to stop it. One log line
+ * (JSON for machines), and on a terminal a banner that stands out from the log lines.
+ */
+function announce(config: Config, logger: Logger, url: string): void {
+  const tokenFile = config.adminToken ? undefined : adminTokenFile(config);
+  const token = tokenFile
+    ? `the admin token is in ${tokenFile}`
+    : 'the admin token is STEGA_ADMIN_TOKEN';
+  logger.info({ url, tokenFile }, `Stega is up at ${url}; ${token}; Ctrl-C stops it`);
+  if (!isPretty(config.logFormat)) return;
+  const bold = (text: string) => (process.stdout.isTTY ? `\x1b[1m${text}\x1b[22m` : text);
+  const lines = [
+    `${bold('Stega is up:')} ${url}`,
+    tokenFile
+      ? `Sign in with the admin token: cat ${tokenFile}`
+      : 'Sign in with the admin token: the value of STEGA_ADMIN_TOKEN',
+    'Stop: Ctrl-C (or SIGTERM to this process)',
+  ];
+  process.stdout.write(`\n${lines.map((line) => `  ${line}`).join('\n')}\n\n`);
 }
 
 /**

@@ -10,12 +10,17 @@ import { newToken } from './tokens.js';
  * every process sharing the data directory), so a newcomer's `npm start` is never open to the
  * network and the token is one `cat` away. The token itself is never logged.
  */
+/** Where the generated admin token is kept (when STEGA_ADMIN_TOKEN is not set). */
+export function adminTokenFile(config: { dataDir: string }): string {
+  return path.join(config.dataDir, 'admin-token');
+}
+
 export async function resolveAdminToken(
   config: { adminToken: string | undefined; dataDir: string },
   logger: Logger,
 ): Promise<string> {
   if (config.adminToken) return config.adminToken;
-  const file = path.join(config.dataDir, 'admin-token');
+  const file = adminTokenFile(config);
   let token = await readToken(file);
   if (!token) {
     await mkdir(config.dataDir, { recursive: true });

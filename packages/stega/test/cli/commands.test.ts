@@ -34,6 +34,13 @@ const COMMANDS = [
 ];
 
 describe('the stega command line', () => {
+  it('prints its version with --version and -V', async () => {
+    const pkg = JSON.parse(await readFile(path.join(REPO, 'packages/stega/package.json'), 'utf8'));
+    for (const flag of ['--version', '-V']) {
+      expect(await stega([flag]), flag).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
+    }
+  });
+
   it('lists every command in --help', async () => {
     const { code, stdout } = await stega(['--help']);
     expect(code).toBe(0);

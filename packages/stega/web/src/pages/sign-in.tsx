@@ -46,9 +46,9 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (session: Session) => v
             <label htmlFor={id}>API token</label>
             <p className="hint" id={`${id}-hint`}>
               The admin token is the value of <code>STEGA_ADMIN_TOKEN</code>, or, when that is not
-              set, the one generated into <code>.stega/admin-token</code> (
-              <code>cat .stega/admin-token</code>). Admins create agent tokens with{' '}
-              <code>POST /api/tokens</code>.
+              set, the one generated into the file <code>admin-token</code> of Stega's data
+              directory (<code>STEGA_DATA_DIR</code>, by default <code>.stega</code>); Stega prints
+              the file's path when it starts. Admins issue agents' tokens on the Agents page.
             </p>
             <input
               id={id}
