@@ -47,6 +47,21 @@ export interface Config {
   webhookAllowedNetworks: string[];
   /** How long a silent sla-breach-worker keeps its batch, seconds (SLA_DEAD_INTERVAL_SECONDS, default 120). */
   slaDeadIntervalSeconds: number;
+  /**
+   * Alerts of a batch one sla-breach-worker delivers at the same time, and due retries it
+   * sends at the same time (SLA_DELIVERY_CONCURRENCY, default 16).
+   */
+  slaDeliveryConcurrency: number;
+  /**
+   * Multiplies every delivery delay: retry delays, the give-up horizon, the circuit's probe
+   * interval and fallback deadlines (SLA_RETRY_TIME_SCALE, default 1; tests compress with
+   * e.g. 0.02).
+   */
+  slaRetryTimeScale: number;
+  /** Consecutive transient failures that open an endpoint's circuit (SLA_CIRCUIT_FAILURES, default 5). */
+  slaCircuitFailures: number;
+  /** Seconds an open circuit waits before one probe (SLA_CIRCUIT_PROBE_SECONDS, default 10). */
+  slaCircuitProbeSeconds: number;
   /** sla-breach-worker child processes started by `stega start` (SLA_WORKERS, default 2). */
   slaWorkers: number;
   /** Share of an SLA target after which a warning is published (SLA_WARNING_SHARE, default 0.8; 1 disables). */
@@ -178,6 +193,22 @@ const share = z
     return value;
   });
 
+const scale = z
+  .string()
+  .optional()
+  .transform((raw, ctx) => {
+    if (raw === undefined || raw.trim() === '') return 1;
+    const value = Number(raw);
+    if (!(value > 0 && value <= 1)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `SLA_RETRY_TIME_SCALE must be a number in (0, 1], got ${JSON.stringify(raw)}`,
+      });
+      return z.NEVER;
+    }
+    return value;
+  });
+
 const envSchema = z.object({
   PORT: intFrom('PORT', 0, 65535, 3000),
   HOST: z.string().optional(),
@@ -195,6 +226,10 @@ const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: intFrom('WEBHOOK_TIMEOUT_MS', 100, 120_000, 5000),
   WEBHOOK_ALLOWED_NETWORKS: networks,
   SLA_DEAD_INTERVAL_SECONDS: intFrom('SLA_DEAD_INTERVAL_SECONDS', 1, 86_400, 120),
+  SLA_DELIVERY_CONCURRENCY: intFrom('SLA_DELIVERY_CONCURRENCY', 1, 1000, 16),
+  SLA_RETRY_TIME_SCALE: scale,
+  SLA_CIRCUIT_FAILURES: intFrom('SLA_CIRCUIT_FAILURES', 1, 1000, 5),
+  SLA_CIRCUIT_PROBE_SECONDS: intFrom('SLA_CIRCUIT_PROBE_SECONDS', 1, 3600, 10),
   SLA_WORKERS: intFrom('SLA_WORKERS', 0, 64, 2),
   SLA_WARNING_SHARE: share,
   COOP_PAGE_SIZE: intFrom('COOP_PAGE_SIZE', 0, 100_000, 50),
@@ -260,6 +295,10 @@ export function loadConfig(
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookAllowedNetworks: e.WEBHOOK_ALLOWED_NETWORKS,
     slaDeadIntervalSeconds: e.SLA_DEAD_INTERVAL_SECONDS,
+    slaDeliveryConcurrency: e.SLA_DELIVERY_CONCURRENCY,
+    slaRetryTimeScale: e.SLA_RETRY_TIME_SCALE,
+    slaCircuitFailures: e.SLA_CIRCUIT_FAILURES,
+    slaCircuitProbeSeconds: e.SLA_CIRCUIT_PROBE_SECONDS,
     slaWorkers: e.SLA_WORKERS,
     slaWarningShare: e.SLA_WARNING_SHARE,
     coopPageSize: e.COOP_PAGE_SIZE,

@@ -38,6 +38,14 @@ export async function alertTargetsLoad(
   db: Queryable,
   ticketId: number,
 ): Promise<AlertTargets | null> {
+  return (await alertTargetsLoadMany(db, [ticketId])).get(ticketId) ?? null;
+}
+
+/** The alert targets of several tickets in one query; unknown tickets are absent. */
+export async function alertTargetsLoadMany(
+  db: Queryable,
+  ticketIds: number[],
+): Promise<Map<number, AlertTargets>> {
   const { rows } = await db.query(
     `select t.id, t.assignee_id, a.email as assignee_email, p.alert_channels, t.team_id,
             array(select m.agent_id from stega.team_members m
@@ -45,21 +53,23 @@ export async function alertTargetsLoad(
        from stega.tickets t
        left join stega.agents a on a.id = t.assignee_id
        left join stega.sla_policies p on p.id = t.policy_id
-      where t.id = $1`,
-    [ticketId],
+      where t.id = any ($1::bigint[])`,
+    [ticketIds],
   );
-  const row = rows[0];
-  if (!row) return null;
-  const parsed = alertChannelsSchema.safeParse(row.alert_channels ?? {});
-  return {
-    ticketId: Number(row.id),
-    assigneeId: row.assignee_id === null ? null : Number(row.assignee_id),
-    assigneeEmail: (row.assignee_email as string | null) ?? null,
-    teamId: row.team_id == null ? null : Number(row.team_id),
-    teamMemberIds: ((row.team_member_ids as unknown[] | null) ?? []).map(Number),
-    // a policy edited into an invalid shape still alerts in-app rather than not at all
-    channels: parsed.success ? parsed.data : alertChannelsSchema.parse({}),
-  };
+  const targets = new Map<number, AlertTargets>();
+  for (const row of rows) {
+    const parsed = alertChannelsSchema.safeParse(row.alert_channels ?? {});
+    targets.set(Number(row.id), {
+      ticketId: Number(row.id),
+      assigneeId: row.assignee_id === null ? null : Number(row.assignee_id),
+      assigneeEmail: (row.assignee_email as string | null) ?? null,
+      teamId: row.team_id == null ? null : Number(row.team_id),
+      teamMemberIds: ((row.team_member_ids as unknown[] | null) ?? []).map(Number),
+      // a policy edited into an invalid shape still alerts in-app rather than not at all
+      channels: parsed.success ? parsed.data : alertChannelsSchema.parse({}),
+    });
+  }
+  return targets;
 }
 
 /** Records the in-app alert; once per (alert, agent) whatever the redeliveries. */

@@ -1,5 +1,73 @@
 import { z } from 'zod';
 
+const emailList = z
+  .array(z.email({ error: 'must be an email address' }).max(320))
+  .max(50)
+  .default([]);
+
+const webhookList = z
+  .array(
+    z.strictObject({
+      url: z
+        .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+        .max(2000)
+        .describe(
+          'http(s) URL of a public address (private, loopback, link-local, unique-local and multicast targets are refused unless in WEBHOOK_ALLOWED_NETWORKS); no credentials',
+        ),
+      secret: z
+        .string()
+        .min(16, { error: 'must be at least 16 characters' })
+        .max(500)
+        .optional()
+        .describe(
+          'signing secret: `whsec_<base64>` is used as that Standard Webhooks key, any other string is its UTF-8 bytes (the receiver uses `whsec_` + base64 of it)',
+        ),
+    }),
+  )
+  .max(10)
+  .default([]);
+
+/** Default delays between delivery attempts, seconds: fast at first, then every 5 minutes. */
+export const DEFAULT_RETRY_DELAYS_SECONDS = [1, 2, 5, 15, 30, 60, 120, 300];
+/** Default horizon: an undeliverable alert is retried for a day. */
+export const DEFAULT_GIVE_UP_AFTER_HOURS = 24;
+
+/** How a failing delivery is retried (all optional; the defaults above apply). */
+export const retryPolicySchema = z.strictObject({
+  /** Delays before the 1st, 2nd … retry, seconds; the last repeats until the horizon. */
+  delays_seconds: z
+    .array(
+      z
+        .number()
+        .min(0.1, { error: 'must be at least 0.1 seconds' })
+        .max(3600, { error: 'must be at most 3600 seconds (one hour)' }),
+    )
+    .min(1, { error: 'needs at least one delay' })
+    .max(20)
+    .optional(),
+  /** How long after the first attempt the delivery keeps being retried, hours. */
+  give_up_after_hours: z
+    .number()
+    .min(1, { error: 'must be at least 1 hour' })
+    .max(24 * 14, { error: 'must be at most 336 hours (two weeks)' })
+    .optional(),
+});
+
+/**
+ * Channels that receive the alert when the policy's own email and webhook deliveries of
+ * it have not all been delivered `after_minutes` after the alert: each a delivery of its
+ * own (once, with retries), cancelled when the primaries deliver first.
+ */
+export const fallbackSchema = z.strictObject({
+  after_minutes: z
+    .number()
+    .positive({ error: 'must be more than 0 minutes' })
+    .max(24 * 60, { error: 'must be at most 1440 minutes (one day)' }),
+  email: emailList,
+  email_assignee: z.boolean().default(false),
+  webhooks: webhookList,
+});
+
 /**
  * Where an SLA policy sends its alerts (stored as sla_policies.alert_channels). The HTTP
  * API validates it on the way in; the sla-breach-worker parses it on the way out.
@@ -8,10 +76,7 @@ export const alertChannelsSchema = z.strictObject({
   /** An in-app alert for the ticket's assignee (or for the whole team when unassigned). */
   in_app: z.boolean().default(true),
   /** Addresses that receive every alert of the policy. */
-  email: z
-    .array(z.email({ error: 'must be an email address' }).max(320))
-    .max(50)
-    .default([]),
+  email: emailList,
   /** Also email the ticket's assignee. */
   email_assignee: z.boolean().default(false),
   /**
@@ -20,27 +85,11 @@ export const alertChannelsSchema = z.strictObject({
    * API also refuses private targets and URLs with credentials (services/policies.ts); this
    * schema stays as it was so stored policies keep parsing.
    */
-  webhooks: z
-    .array(
-      z.strictObject({
-        url: z
-          .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
-          .max(2000)
-          .describe(
-            'http(s) URL of a public address (private, loopback, link-local, unique-local and multicast targets are refused unless in WEBHOOK_ALLOWED_NETWORKS); no credentials',
-          ),
-        secret: z
-          .string()
-          .min(16, { error: 'must be at least 16 characters' })
-          .max(500)
-          .optional()
-          .describe(
-            'signing secret: `whsec_<base64>` is used as that Standard Webhooks key, any other string is its UTF-8 bytes (the receiver uses `whsec_` + base64 of it)',
-          ),
-      }),
-    )
-    .max(10)
-    .default([]),
+  webhooks: webhookList,
+  /** Retry schedule of the policy's deliveries (added in issue 12; absent: the defaults). */
+  retry: retryPolicySchema.optional(),
+  /** Fallback channels and their deadline (added in issue 12; absent: none). */
+  fallback: fallbackSchema.optional(),
 });
 
 /** A policy's channels with every default filled in. */

@@ -4,6 +4,8 @@ export {
   type AlertChannels,
   type AlertChannelsInput,
   alertChannelsSchema,
+  DEFAULT_GIVE_UP_AFTER_HOURS,
+  DEFAULT_RETRY_DELAYS_SECONDS,
   maskWebhookUrl,
 } from './alert-channels.js';
 export { addBusinessMinutes, businessMinutesBetween, isBusinessTime } from './business-time.js';

@@ -17,6 +17,27 @@ const recipientOut = z
   );
 const clockState = z.enum(['running', 'paused', 'stopped']);
 const deliveryStatus = z.enum(['pending', 'delivered', 'failed']);
+/** Where a delivery is (issue 12); `status` stays the coarse first-version value. */
+const deliveryState = z.enum([
+  'pending',
+  'sending',
+  'retrying',
+  'delivered',
+  'failed_permanent',
+  'scheduled',
+  'cancelled',
+]);
+/** Retry and fallback detail of a delivery, added in issue 12. */
+const deliveryProgress = {
+  state: deliveryState,
+  fallback: z.boolean(),
+  attempts: z.number().int(),
+  last_error: z.string().nullable(),
+  next_attempt_at: nullableDate,
+  retrying_since: nullableDate,
+  circuit: z.enum(['open', 'closed']).nullable(),
+  fell_back_to: z.array(z.string()),
+};
 
 export const agentOut = z.object({
   id,
@@ -114,6 +135,7 @@ export const breachDeliveryOut = z.object({
   delivered_by: z.string().nullable(),
   recipient: recipientOut,
   delivered_at: nullableDate,
+  ...deliveryProgress,
 });
 
 export const breachOut = z.object({
@@ -145,12 +167,11 @@ export const deliveryOut = z.object({
   channel,
   recipient: recipientOut,
   status: deliveryStatus,
-  attempts: z.number().int(),
-  last_error: z.string().nullable(),
   delivered_at: nullableDate,
   delivered_by: z.string().nullable(),
   batch_id: id.nullable(),
   updated_at: z.date(),
+  ...deliveryProgress,
 });
 
 export const commentOut = z.object({

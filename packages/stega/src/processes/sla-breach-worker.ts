@@ -4,7 +4,8 @@ import type { Config } from '../config.js';
 import { NOTIFICATIONS_QUEUE, SLA_GROUP } from '../db/migrate.js';
 import { EVENT_TYPES, slaBreachedEvent, slaWarningEvent } from '../events.js';
 import type { Logger } from '../log.js';
-import { deliverAlert } from '../workers/alert-delivery.js';
+import { AlertDelivery } from '../workers/alert-delivery.js';
+import { startDeliveryRetrier } from '../workers/delivery-retrier.js';
 import { openWorkerResources } from './notifications.js';
 import type { RunningService } from './service.js';
 
@@ -14,6 +15,11 @@ import type { RunningService } from './service.js';
  * other type; a stuck member's batch is taken over after SLA_DEAD_INTERVAL_SECONDS, and
  * heartbeats keep a live member's batch. On stop the batch in hand is handed back and the
  * member leaves the group, so scaling down never waits for the dead interval.
+ *
+ * Delivery (issue 12): the alerts of a batch are delivered SLA_DELIVERY_CONCURRENCY at a
+ * time, each alert's channels in parallel; the batch is acked once every alert's
+ * deliveries are recorded and first attempted. What failed waits in the ledger for the
+ * retry loop (this worker's or another's), never in the queue.
  */
 export async function startSlaBreachWorker(
   config: Config,
@@ -22,13 +28,19 @@ export async function startSlaBreachWorker(
   logger: Logger,
 ): Promise<RunningService & { subconsumer: string }> {
   const resources = await openWorkerResources(config, databaseUrl, logger);
-  const deps = {
+  const delivery = new AlertDelivery({
     pool,
     email: resources.email,
+    emailEndpoint: emailEndpointOf(config.smtpUrl),
     webhookTimeoutMs: config.webhookTimeoutMs,
     webhookAllowedNetworks: config.webhookAllowedNetworks,
     publicUrl: resources.publicUrl,
-  };
+    deliveredBy: config.subconsumerName,
+    timeScale: config.slaRetryTimeScale,
+    circuitFailures: config.slaCircuitFailures,
+    circuitProbeSeconds: config.slaCircuitProbeSeconds,
+    logger,
+  });
   const consumer = new CoopConsumer(resources.client, NOTIFICATIONS_QUEUE, SLA_GROUP, {
     subconsumer: config.subconsumerName,
     deadInterval: config.slaDeadIntervalSeconds * 1000,
@@ -36,38 +48,50 @@ export async function startSlaBreachWorker(
     unknownHandlerPolicy: 'ack',
     onStop: 'handBack',
     pollInterval: 5000,
+    // a handler fails only when the database does; delivery failures live in the ledger
+    concurrency: config.slaDeliveryConcurrency,
     logger,
   })
-    .handle(EVENT_TYPES.slaBreached, slaBreachedEvent, (event, context) =>
-      deliverAlert(
-        deps,
+    .handle(EVENT_TYPES.slaBreached, slaBreachedEvent, (event) =>
+      delivery.deliver(
         { type: 'breach', payload: event.payload },
-        {
-          deliveredBy: context.subconsumer ?? config.subconsumerName,
-          batchId: event.batchId,
-          eventId: event.id,
-        },
+        { batchId: event.batchId, eventId: event.id },
       ),
     )
-    .handle(EVENT_TYPES.slaWarning, slaWarningEvent, (event, context) =>
-      deliverAlert(
-        deps,
+    .handle(EVENT_TYPES.slaWarning, slaWarningEvent, (event) =>
+      delivery.deliver(
         { type: 'warning', payload: event.payload },
-        {
-          deliveredBy: context.subconsumer ?? config.subconsumerName,
-          batchId: event.batchId,
-          eventId: event.id,
-        },
+        { batchId: event.batchId, eventId: event.id },
       ),
     );
   await consumer.start();
+  const retrier = startDeliveryRetrier({
+    pool,
+    delivery,
+    concurrency: config.slaDeliveryConcurrency,
+    pollMs: Math.min(1000, Math.max(50, 1000 * config.slaRetryTimeScale)),
+    probeSeconds: config.slaCircuitProbeSeconds * config.slaRetryTimeScale,
+    logger,
+  });
   logger.info({ subconsumer: consumer.subconsumer }, 'sla-breach-worker started');
   return {
     name: 'sla-breach-worker',
     subconsumer: consumer.subconsumer,
     stop: async () => {
       await consumer.stop();
+      await retrier.stop();
       await resources.close();
     },
   };
+}
+
+/** The email channel's circuit key: the SMTP server without credentials, or the mail directory. */
+export function emailEndpointOf(smtpUrl: string | undefined): string {
+  if (!smtpUrl) return 'mail-dir';
+  try {
+    const url = new URL(smtpUrl);
+    return `${url.protocol}//${url.host}`;
+  } catch {
+    return 'smtp';
+  }
 }

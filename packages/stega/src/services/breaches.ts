@@ -1,11 +1,22 @@
 import type { Queryable } from '@stega/pgque';
 import { type BreachFilter, type BreachRow, breachList } from '../db/breach-reads.js';
-import { deliveryListForAlerts } from '../db/deliveries.js';
+import { type DeliveryRow, deliveryListForAlerts } from '../db/deliveries.js';
 import type { Actor, ServiceContext } from './context.js';
-import { recipientFor } from './masking.js';
+import { errorTextFor, fellBackToFor, recipientFor } from './masking.js';
 
 /** One delivery of a breach alert, as GET /api/breaches promises it. */
-export interface BreachDeliveryView {
+export interface BreachDeliveryView
+  extends Pick<
+    DeliveryRow,
+    | 'state'
+    | 'fallback'
+    | 'attempts'
+    | 'last_error'
+    | 'next_attempt_at'
+    | 'retrying_since'
+    | 'circuit'
+    | 'fell_back_to'
+  > {
   channel: 'in_app' | 'email' | 'webhook';
   status: 'pending' | 'delivered' | 'failed';
   /** The subconsumer (sla-breach-worker replica) that delivered it. */
@@ -39,6 +50,14 @@ export async function breachViewsOf(
         delivered_by: d.delivered_by,
         recipient: recipientFor(d.channel, d.recipient, viewer),
         delivered_at: d.delivered_at,
+        state: d.state,
+        fallback: d.fallback,
+        attempts: d.attempts,
+        last_error: errorTextFor(d.last_error, viewer),
+        next_attempt_at: d.next_attempt_at,
+        retrying_since: d.retrying_since,
+        circuit: d.circuit,
+        fell_back_to: fellBackToFor(d.fell_back_to, viewer),
       })),
   }));
 }

@@ -24,3 +24,12 @@ export function errorTextFor(text: string | null, viewer: Actor | undefined): st
   if (text === null || seesWebhookUrls(viewer)) return text;
   return text.replace(/https?:\/\/[^\s"'<>]+/g, (url) => maskWebhookUrl(url));
 }
+
+/** A delivery's `fell_back_to` (`channel:recipient` entries) as `viewer` may see it. */
+export function fellBackToFor(entries: string[], viewer: Actor | undefined): string[] {
+  return entries.map((entry) => {
+    const at = entry.indexOf(':');
+    const channel = entry.slice(0, at);
+    return `${channel}:${recipientFor(channel, entry.slice(at + 1), viewer)}`;
+  });
+}

@@ -15,7 +15,7 @@ import {
 import { type BreachView, breachViewsOf } from './breaches.js';
 import type { Actor, ServiceContext } from './context.js';
 import { NotFoundError, ValidationError } from './errors.js';
-import { errorTextFor, recipientFor } from './masking.js';
+import { errorTextFor, fellBackToFor, recipientFor } from './masking.js';
 import { type ClockView, clockView } from './sla.js';
 
 /** A ticket with everything the API shows of it. */
@@ -54,6 +54,7 @@ export async function getTicket(
       ...d,
       recipient: recipientFor(d.channel, d.recipient, viewer),
       last_error: errorTextFor(d.last_error, viewer),
+      fell_back_to: fellBackToFor(d.fell_back_to, viewer),
     })),
     comments,
     activity,

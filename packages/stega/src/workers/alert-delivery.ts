@@ -1,32 +1,67 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { EmailSender } from '../channels/email.js';
-import { postWebhook } from '../channels/webhook.js';
-import { alertTargetsLoad, inAppAlertInsert, inAppRecipientsOf } from '../db/alert-targets.js';
-import { type DeliveryContext, type DeliveryKey, deliverOnce } from '../db/delivery-ledger.js';
+import { postWebhook, WebhookError } from '../channels/webhook.js';
+import {
+  alertLedgerOutcomes,
+  alertLedgerRecord,
+  type CircuitChanges,
+  type ClaimedDelivery,
+  type DeliveryOutcome,
+  type InAppAlert,
+  type PlannedDelivery,
+} from '../db/alert-ledger.js';
+import { type AlertTargets, alertTargetsLoadMany, inAppRecipientsOf } from '../db/alert-targets.js';
+import {
+  DEFAULT_GIVE_UP_AFTER_HOURS,
+  DEFAULT_RETRY_DELAYS_SECONDS,
+  maskWebhookUrl,
+} from '../domain/index.js';
 import { EVENT_TYPES, type SlaBreachedEvent, type SlaWarningEvent } from '../events.js';
+import type { Logger } from '../log.js';
 import {
   alertDueInstant,
   countDeliveryFailure,
+  endpointLabel,
   failureReason,
   observeDelivery,
+  setCircuitState,
 } from '../metrics.js';
+import { Coalescer } from './coalescer.js';
 
 export interface AlertDeliveryDeps {
   pool: pg.Pool;
   email: EmailSender;
+  /** The circuit key of the email channel: the SMTP server (no credentials), or `mail-dir`. */
+  emailEndpoint: string;
   webhookTimeoutMs: number;
   /** Networks a webhook may reach although private (config.webhookAllowedNetworks; default none). */
   webhookAllowedNetworks?: readonly string[];
   /** Base URL of the web UI, for links in messages. */
   publicUrl: string;
+  /** Subconsumer name of this worker, recorded as `delivered_by`. */
+  deliveredBy: string;
+  /** Multiplies retry delays, the give-up horizon, the probe interval and fallback deadlines. */
+  timeScale: number;
+  circuitFailures: number;
+  circuitProbeSeconds: number;
+  logger?: Logger;
 }
 
 export type AlertEvent =
   | { type: 'breach'; payload: SlaBreachedEvent }
   | { type: 'warning'; payload: SlaWarningEvent };
 
+/** The queue event an alert came in (recorded on its ledger rows). */
+export interface AlertSource {
+  batchId: bigint;
+  eventId: bigint;
+}
+
 const shortHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 12);
+
+/** 4xx answers worth retrying: the receiver may accept the same request later. */
+const RETRYABLE_4XX = new Set([408, 409, 425, 429]);
 
 function describe(alert: AlertEvent): { subject: string; text: string; alertId: number } {
   const p = alert.payload;
@@ -49,96 +84,326 @@ function describe(alert: AlertEvent): { subject: string; text: string; alertId: 
   };
 }
 
-/**
- * Delivers one SLA alert to every channel of the ticket's policy, each (channel,
- * recipient) once in effect. Every channel is tried even when one fails; if any failed,
- * the first error is thrown so the event is nacked and retried, and the channels already
- * delivered are skipped on the retry.
- */
-export async function deliverAlert(
-  deps: AlertDeliveryDeps,
-  alert: AlertEvent,
-  context: DeliveryContext,
-): Promise<void> {
-  const targets = await alertTargetsLoad(deps.pool, alert.payload.ticket_id);
-  if (!targets) return; // the ticket was deleted; nothing left to alert about
-  const { subject, text, alertId } = describe(alert);
-  const base = {
-    table: 'alert' as const,
-    alertType: alert.type,
-    alertId,
-    ticketId: targets.ticketId,
-  };
-  const attempts: { key: DeliveryKey; send: (tx: pg.PoolClient) => Promise<void> }[] = [];
+/** What a failed call means for its delivery and for the endpoint's circuit. */
+function classify(
+  row: ClaimedDelivery,
+  error: unknown,
+): { permanent: boolean; endpointFailed: boolean; reason: string } {
+  const message = String((error as Error)?.message ?? error).slice(0, 1000);
+  if (error instanceof WebhookError && error.status === undefined && / refused: /.test(message)) {
+    // the SSRF guard: a private target stays refused until WEBHOOK_ALLOWED_NETWORKS changes
+    return { permanent: true, endpointFailed: false, reason: message };
+  }
+  if (error instanceof WebhookError && error.status !== undefined) {
+    const permanent = error.status < 500 && !RETRYABLE_4XX.has(error.status);
+    return { permanent, endpointFailed: !permanent && error.status !== 409, reason: message };
+  }
+  const code = (error as { responseCode?: unknown })?.responseCode;
+  if (row.channel === 'email' && typeof code === 'number') {
+    // the server answered: 5xx rejects (the recipient, the message), 4xx is "later"
+    return { permanent: code >= 500, endpointFailed: code === 421, reason: message };
+  }
+  if ((error as { permanent?: unknown })?.permanent === true) {
+    return { permanent: true, endpointFailed: false, reason: message };
+  }
+  return { permanent: false, endpointFailed: true, reason: message };
+}
 
-  if (targets.channels.in_app) {
-    for (const { recipient, agentId } of inAppRecipientsOf(targets)) {
-      attempts.push({
-        key: { ...base, channel: 'in_app', recipient },
-        send: (tx) =>
-          inAppAlertInsert(tx, {
-            type: alert.type,
-            id: alertId,
-            ticketId: targets.ticketId,
-            agentId,
-            message: subject,
-          }),
+function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    work,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+interface RecordRequest {
+  planned: PlannedDelivery[];
+  inApp: InAppAlert[];
+}
+
+/**
+ * Alert delivery of one sla-breach-worker. `deliver` handles one queue event: it records
+ * every delivery of the alert (in-app delivered with its alert; email and webhook claimed;
+ * fallbacks scheduled) in one committed statement, then makes the claimed calls in
+ * parallel, and records each outcome. No transaction or row lock is held during a call.
+ * Failures are not thrown: a failed delivery is left `retrying` with its next attempt
+ * time, for any worker's retry loop (`attempt`) to claim; only a database failure throws,
+ * so that the event is redelivered. Writes of concurrent deliveries share statements.
+ */
+export class AlertDelivery {
+  /** How long a claim holds before another worker may take the delivery over, seconds. */
+  readonly leaseSeconds: number;
+  private readonly emailTimeoutMs: number;
+  private readonly targets: Coalescer<number, AlertTargets | null>;
+  private readonly records: Coalescer<RecordRequest, ClaimedDelivery[]>;
+  private readonly outcomes: Coalescer<DeliveryOutcome, CircuitChanges>;
+
+  constructor(private readonly deps: AlertDeliveryDeps) {
+    this.emailTimeoutMs = Math.max(10_000, 2 * deps.webhookTimeoutMs);
+    this.leaseSeconds = (Math.max(this.emailTimeoutMs, deps.webhookTimeoutMs) + 10_000) / 1000;
+    this.targets = new Coalescer(async (ids) => {
+      const found = await alertTargetsLoadMany(deps.pool, [...new Set(ids)]);
+      return ids.map((id) => found.get(id) ?? null);
+    });
+    this.records = new Coalescer(async (requests) => {
+      const claimed = await alertLedgerRecord(
+        deps.pool,
+        requests.flatMap((r) => r.planned),
+        requests.flatMap((r) => r.inApp),
+        randomUUID(),
+        this.leaseSeconds,
+        deps.deliveredBy,
+      );
+      // each claimed row goes to the first request of its alert
+      const owner = new Map<string, number>();
+      requests.forEach((r, i) => {
+        const first = r.planned[0];
+        if (first && !owner.has(`${first.alert_type}:${first.alert_id}`)) {
+          owner.set(`${first.alert_type}:${first.alert_id}`, i);
+        }
+      });
+      const results: ClaimedDelivery[][] = requests.map(() => []);
+      for (const row of claimed) {
+        results[owner.get(`${row.alert_type}:${row.alert_id}`) ?? 0]?.push(row);
+      }
+      return results;
+    });
+    this.outcomes = new Coalescer(async (outcomes) => {
+      const changes = await alertLedgerOutcomes(
+        deps.pool,
+        outcomes,
+        deps.deliveredBy,
+        deps.circuitFailures,
+        deps.circuitProbeSeconds * deps.timeScale,
+      );
+      for (const opened of changes.opened) {
+        setCircuitState({ endpoint: endpointLabel(opened.endpoint), state: 'open' });
+        deps.logger?.warn(
+          { endpoint: maskWebhookUrl(opened.endpoint), probeAt: opened.probe_at },
+          'endpoint failing: circuit open',
+        );
+      }
+      for (const closed of changes.closed) {
+        setCircuitState({ endpoint: endpointLabel(closed), state: 'closed' });
+        deps.logger?.info(
+          { endpoint: maskWebhookUrl(closed) },
+          'endpoint answering: circuit closed',
+        );
+      }
+      return outcomes.map(() => changes);
+    });
+  }
+
+  /** The queue event handler: record the alert's deliveries, make the first attempts. */
+  async deliver(alert: AlertEvent, source: AlertSource): Promise<void> {
+    const targets = await this.targets.submit(alert.payload.ticket_id);
+    if (!targets) return; // the ticket was deleted; nothing left to alert about
+    const request = this.plan(alert, targets, source);
+    const claimed = await this.records.submit(request);
+    // each new in-app row was delivered with its alert row, in the recording statement
+    const inAppDelivered = claimed.filter((row) => row.channel === 'in_app').length;
+    for (let i = 0; i < inAppDelivered; i++) {
+      observeDelivery({
+        channel: 'in_app',
+        alert: alert.type,
+        kind: alert.payload.kind,
+        dueAt: alertDueInstant(alert.type, alert.payload),
+        deliveredAt: new Date(),
       });
     }
-  }
-  const emails = new Set(targets.channels.email);
-  if (targets.channels.email_assignee && targets.assigneeEmail) emails.add(targets.assigneeEmail);
-  for (const to of emails) {
-    attempts.push({
-      key: { ...base, channel: 'email', recipient: to },
-      send: () =>
-        deps.email.send({
-          to,
-          subject,
-          text: `${text}\n\n${deps.publicUrl}/tickets/${targets.ticketId}\n`,
-          messageId: `<${alert.type}-${alertId}-${shortHash(to)}@stega>`,
-          headers: { 'X-Stega-Alert': `${alert.type}-${alertId}` },
-        }),
-    });
-  }
-  for (const hook of targets.channels.webhooks) {
-    attempts.push({
-      key: { ...base, channel: 'webhook', recipient: hook.url },
-      send: () =>
-        postWebhook({
-          url: hook.url,
-          secret: hook.secret,
-          idempotencyKey: `stega-${alert.type}-${alertId}-${shortHash(hook.url)}`,
-          eventType: alert.type === 'breach' ? EVENT_TYPES.slaBreached : EVENT_TYPES.slaWarning,
-          body: {
-            type: alert.type === 'breach' ? EVENT_TYPES.slaBreached : EVENT_TYPES.slaWarning,
-            data: alert.payload,
-          },
-          timeoutMs: deps.webhookTimeoutMs,
-          allowedNetworks: deps.webhookAllowedNetworks,
-        }),
-    });
+    await Promise.all(
+      claimed.filter((row) => row.channel !== 'in_app').map((row) => this.attempt(row)),
+    );
   }
 
-  let firstError: unknown;
-  const dueAt = alertDueInstant(alert.type, alert.payload);
-  for (const attempt of attempts) {
-    const channel = attempt.key.table === 'alert' ? attempt.key.channel : 'in_app';
-    try {
-      const outcome = await deliverOnce(deps.pool, attempt.key, context, attempt.send);
-      if (outcome === 'delivered') {
-        observeDelivery({
-          channel,
-          alert: alert.type,
-          kind: alert.payload.kind,
-          dueAt,
-          deliveredAt: new Date(),
+  /** The deliveries an alert should have under its ticket's policy. */
+  private plan(alert: AlertEvent, targets: AlertTargets, source: AlertSource): RecordRequest {
+    const { subject, alertId } = describe(alert);
+    const channels = targets.channels;
+    const scale = this.deps.timeScale;
+    const delays = (channels.retry?.delays_seconds ?? DEFAULT_RETRY_DELAYS_SECONDS).map(
+      (seconds) => seconds * scale,
+    );
+    const giveUp =
+      (channels.retry?.give_up_after_hours ?? DEFAULT_GIVE_UP_AFTER_HOURS) * 3600 * scale;
+    const base = {
+      alert_type: alert.type,
+      alert_id: alertId,
+      ticket_id: targets.ticketId,
+      give_up_seconds: giveUp,
+      retry_delays: delays,
+      payload: alert.payload,
+      batch_id: String(source.batchId),
+      event_id: String(source.eventId),
+    };
+    const planned: PlannedDelivery[] = [];
+    const inApp: InAppAlert[] = [];
+    if (channels.in_app) {
+      for (const { recipient, agentId } of inAppRecipientsOf(targets)) {
+        planned.push({
+          ...base,
+          channel: 'in_app',
+          recipient,
+          fallback: false,
+          endpoint: null,
+          status: 'delivered',
+          wait_seconds: 0,
+          secret: null,
+        });
+        inApp.push({
+          alert_type: alert.type,
+          alert_id: alertId,
+          ticket_id: targets.ticketId,
+          agent_id: agentId,
+          recipient,
+          message: subject,
         });
       }
+    }
+    const external = (
+      set: {
+        email: string[];
+        email_assignee: boolean;
+        webhooks: { url: string; secret?: string | undefined }[];
+      },
+      fallback: { wait_seconds: number } | null,
+    ) => {
+      const emails = new Set(set.email);
+      if (set.email_assignee && targets.assigneeEmail) emails.add(targets.assigneeEmail);
+      const common = {
+        ...base,
+        fallback: fallback !== null,
+        status: fallback ? ('scheduled' as const) : ('sending' as const),
+        wait_seconds: fallback?.wait_seconds ?? 0,
+      };
+      for (const to of emails) {
+        planned.push({
+          ...common,
+          channel: 'email',
+          recipient: to,
+          endpoint: this.deps.emailEndpoint,
+          secret: null,
+        });
+      }
+      for (const hook of set.webhooks) {
+        planned.push({
+          ...common,
+          channel: 'webhook',
+          recipient: hook.url,
+          endpoint: hook.url,
+          secret: hook.secret ?? null,
+        });
+      }
+    };
+    external(channels, null);
+    if (channels.fallback) {
+      external(channels.fallback, { wait_seconds: channels.fallback.after_minutes * 60 * scale });
+    }
+    return { planned, inApp };
+  }
+
+  /**
+   * Sends one claimed delivery and records what became of it. Never throws: when even the
+   * outcome cannot be recorded, the claim lapses and the delivery is sent again, with the
+   * same Message-ID / Idempotency-Key.
+   */
+  async attempt(row: ClaimedDelivery): Promise<void> {
+    let outcome: DeliveryOutcome;
+    try {
+      await this.send(row);
+      const payload = row.payload as AlertEvent['payload'];
+      observeDelivery({
+        channel: row.channel,
+        alert: row.alert_type,
+        kind: payload.kind,
+        dueAt: alertDueInstant(row.alert_type, payload),
+        deliveredAt: new Date(),
+      });
+      outcome = {
+        id: row.id,
+        claim_token: row.claim_token,
+        status: 'delivered',
+        wait_seconds: 0,
+        last_error: null,
+        endpoint: row.endpoint,
+        endpoint_result: 'ok',
+      };
     } catch (error) {
-      countDeliveryFailure({ channel, reason: failureReason(error) });
-      firstError ??= error;
+      const { permanent, endpointFailed, reason } = classify(row, error);
+      countDeliveryFailure({ channel: row.channel, reason: failureReason(error) });
+      const delays = row.retry_delays?.length
+        ? row.retry_delays
+        : DEFAULT_RETRY_DELAYS_SECONDS.map((s) => s * this.deps.timeScale);
+      const base = delays[Math.min(Math.max(row.attempts, 1), delays.length) - 1] ?? 1;
+      const wait = base * (0.9 + Math.random() * 0.2);
+      const pastHorizon =
+        row.give_up_at !== null && Date.now() + wait * 1000 > row.give_up_at.getTime();
+      outcome = {
+        id: row.id,
+        claim_token: row.claim_token,
+        status: permanent || pastHorizon ? 'failed_permanent' : 'retrying',
+        wait_seconds: wait,
+        last_error: permanent
+          ? `permanent: ${reason}`
+          : pastHorizon
+            ? `gave up after ${row.attempts} attempts: ${reason}`
+            : reason,
+        endpoint: row.endpoint,
+        endpoint_result: endpointFailed ? 'failed' : 'ok',
+      };
+      this.deps.logger?.warn(
+        {
+          channel: row.channel,
+          alert: `${row.alert_type}-${row.alert_id}`,
+          endpoint: row.channel === 'webhook' ? maskWebhookUrl(row.recipient) : row.endpoint,
+          attempts: row.attempts,
+          status: outcome.status,
+          retryInSeconds: outcome.status === 'retrying' ? Math.round(wait * 10) / 10 : undefined,
+          reason,
+        },
+        'alert delivery failed',
+      );
+    }
+    try {
+      await this.outcomes.submit(outcome);
+    } catch (error) {
+      this.deps.logger?.error(
+        { err: error, deliveryId: row.id },
+        'recording a delivery outcome failed; the delivery will be sent again after its lease',
+      );
     }
   }
-  if (firstError !== undefined) throw firstError;
+
+  private async send(row: ClaimedDelivery): Promise<void> {
+    const alert = { type: row.alert_type, payload: row.payload } as AlertEvent;
+    const { subject, text, alertId } = describe(alert);
+    const suffix = row.fallback ? '-fallback' : '';
+    if (row.channel === 'email') {
+      await withTimeout(
+        this.deps.email.send({
+          to: row.recipient,
+          subject,
+          text: `${text}\n\n${this.deps.publicUrl}/tickets/${row.ticket_id}\n`,
+          messageId: `<${alert.type}-${alertId}-${shortHash(row.recipient)}${suffix}@stega>`,
+          headers: { 'X-Stega-Alert': `${alert.type}-${alertId}` },
+        }),
+        this.emailTimeoutMs,
+        'email',
+      );
+      return;
+    }
+    const type = alert.type === 'breach' ? EVENT_TYPES.slaBreached : EVENT_TYPES.slaWarning;
+    await postWebhook({
+      url: row.recipient,
+      secret: row.secret ?? undefined,
+      idempotencyKey: `stega-${alert.type}-${alertId}-${shortHash(row.recipient)}${suffix}`,
+      eventType: type,
+      body: { type, data: alert.payload },
+      timeoutMs: this.deps.webhookTimeoutMs,
+      allowedNetworks: this.deps.webhookAllowedNetworks,
+    });
+  }
 }

@@ -46,6 +46,18 @@ describe('breaches, alerts, reports and operations through the HTTP API', async 
     ).body.id;
   });
 
+  /** The retry fields deliveries grew in issue 12, for rows without retry state. */
+  const progress = (state: string, attempts: number) => ({
+    state,
+    fallback: false,
+    attempts,
+    last_error: null,
+    next_attempt_at: null,
+    retrying_since: null,
+    circuit: null,
+    fell_back_to: [],
+  });
+
   it('lists breaches with their deliveries in the promised shape', async () => {
     const breach = await t.pool.query(
       `insert into stega.sla_breaches (ticket_id, kind, due_at, detected_at, event_id)
@@ -89,6 +101,7 @@ describe('breaches, alerts, reports and operations through the HTTP API', async 
           delivered_by: 'host-a-101',
           recipient: 'agent:1',
           delivered_at: '2026-03-02T09:16:02.000Z',
+          ...progress('delivered', 1),
         },
         {
           channel: 'email',
@@ -96,6 +109,7 @@ describe('breaches, alerts, reports and operations through the HTTP API', async 
           delivered_by: 'host-b-202',
           recipient: 'ana@example.test',
           delivered_at: '2026-03-02T09:16:03.000Z',
+          ...progress('delivered', 1),
         },
         {
           channel: 'webhook',
@@ -103,6 +117,7 @@ describe('breaches, alerts, reports and operations through the HTTP API', async 
           delivered_by: null,
           recipient: 'https://hooks.example.test/sla',
           delivered_at: null,
+          ...progress('pending', 2),
         },
       ],
     });

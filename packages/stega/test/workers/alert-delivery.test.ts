@@ -8,136 +8,229 @@ import {
 import { createEmailSender } from '../../src/channels/email.js';
 import { webhookSignature } from '../../src/channels/webhook.js';
 import { createPool } from '../../src/db/pool.js';
+import type { AlertChannelsInput } from '../../src/domain/index.js';
 import type { SlaBreachedEvent } from '../../src/events.js';
-import { deliverAlert } from '../../src/workers/alert-delivery.js';
+import { createLogger } from '../../src/log.js';
+import { AlertDelivery } from '../../src/workers/alert-delivery.js';
+import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
 import { agentInsert, calendarInsert24x7, ticketInsertWithClocks } from '../support/fixtures.js';
+import { startHoldingReceiver } from '../ui/holding-webhook.js';
+
+const SCALE = 0.01; // 1 s -> 10 ms, 5 min -> 3 s
+
+async function eventually<T>(probe: () => Promise<T | undefined | false>, what: string) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 describe('alert delivery', async () => {
   const db = await createTestDatabase({ template: 'stega' });
-  const pool = createPool(db.url, 4);
+  const pool = createPool(db.url, 6);
   const smtp = await startSmtpSink();
   const hook = await startWebhookReceiver();
+  const holding = await startHoldingReceiver();
   const email = createEmailSender({
     smtpUrl: smtp.url,
     from: 'stega@example.test',
     mailDir: '/nonexistent',
   });
+  const logger = createLogger('silent', 'test');
+  const delivery = (name: string) =>
+    new AlertDelivery({
+      pool,
+      email,
+      emailEndpoint: smtp.url,
+      webhookTimeoutMs: 2000,
+      webhookAllowedNetworks: [RECEIVER_NETWORKS],
+      publicUrl: 'http://localhost:3000',
+      deliveredBy: name,
+      timeScale: SCALE,
+      circuitFailures: 3,
+      circuitProbeSeconds: 10,
+      logger,
+    });
+  const retriers: { stop(): Promise<void> }[] = [];
+  const retrier = (name: string) => {
+    const d = delivery(name);
+    const r = startDeliveryRetrier({
+      pool,
+      delivery: d,
+      concurrency: 8,
+      pollMs: 20,
+      probeSeconds: 10 * SCALE,
+      logger,
+    });
+    retriers.push(r);
+    return r;
+  };
   afterAll(async () => {
+    await Promise.all(retriers.map((r) => r.stop()));
     email.close();
-    await Promise.all([pool.end(), smtp.stop(), hook.stop()]);
+    await Promise.all([pool.end(), smtp.stop(), hook.stop(), holding.stop()]);
   });
 
   const calendarId = await calendarInsert24x7(pool);
   const agentId = await agentInsert(pool, 'Carla Dias');
-  const policy = await pool.query(
-    `insert into stega.sla_policies (name, priority, requester_org, first_response_minutes, resolution_minutes, calendar_id, alert_channels)
-     values ('alerts', 'high', 'Alert Co', 60, 240, $1, $2) returning id`,
-    [
-      calendarId,
-      {
-        in_app: true,
-        email: ['oncall@example.test'],
-        email_assignee: true,
-        webhooks: [{ url: hook.url, secret: 's3cret-s3cret-s3cret' }],
-      },
-    ],
-  );
   const now = new Date('2026-05-05T10:00:00Z');
-  const ticketId = await ticketInsertWithClocks(pool, {
-    calendarId,
-    assigneeId: agentId,
-    startedAt: new Date(now.getTime() - 3_600_000),
-    firstResponseDue: now,
-    resolutionDue: new Date(now.getTime() + 3_600_000),
-  });
-  await pool.query('update stega.tickets set policy_id = $2 where id = $1', [
-    ticketId,
-    policy.rows[0]?.id,
-  ]);
-  const breach = await pool.query(
-    `insert into stega.sla_breaches (ticket_id, kind, due_at, detected_at) values ($1, 'first_response', $2, $2) returning id`,
-    [ticketId, now],
-  );
-  const breachId = Number(breach.rows[0]?.id);
-  const event: SlaBreachedEvent = {
-    version: 1,
-    breach_id: breachId,
-    ticket_id: ticketId,
-    kind: 'first_response',
-    due_at: now.toISOString(),
-    detected_at: now.toISOString(),
-    subject: 'Printer on fire',
-    priority: 'high',
-    assignee: { id: agentId, name: 'Carla Dias', email: 'carla@example.test' },
-    requester: { name: 'Ana', email: 'ana@example.test', org: null },
-  };
-  const deps = {
-    pool,
-    email,
-    webhookTimeoutMs: 2000,
-    webhookAllowedNetworks: [RECEIVER_NETWORKS],
-    publicUrl: 'http://localhost:3000',
-  };
+  let policies = 0;
 
-  it('delivers to every channel once, and a redelivered event sends nothing again', async () => {
-    hook.failNext(1);
-    const context = { deliveredBy: 'host-1', batchId: 7n, eventId: 70n };
-    await expect(deliverAlert(deps, { type: 'breach', payload: event }, context)).rejects.toThrow(
-      /answered 503/,
+  /** A ticket under a policy with `channels`, and one breach of it as its event payload. */
+  async function breachUnder(channels: AlertChannelsInput): Promise<SlaBreachedEvent> {
+    const policy = await pool.query(
+      `insert into stega.sla_policies (name, priority, requester_org, first_response_minutes, resolution_minutes, calendar_id, alert_channels)
+       values ($1, 'high', $1, 60, 240, $2, $3) returning id`,
+      [`alerts ${++policies}`, calendarId, channels],
     );
-    // email and in-app went out; the webhook failed and is recorded as such
-    const afterFailure = await pool.query(
-      'select channel, status, attempts, last_error from stega.alert_deliveries where alert_id = $1 order by channel, recipient',
-      [breachId],
-    );
-    expect(afterFailure.rows.find((row) => row.channel === 'webhook')).toMatchObject({
-      status: 'failed',
-      attempts: 1,
+    const ticketId = await ticketInsertWithClocks(pool, {
+      calendarId,
+      assigneeId: agentId,
+      startedAt: new Date(now.getTime() - 3_600_000),
+      firstResponseDue: now,
+      resolutionDue: new Date(now.getTime() + 3_600_000),
     });
-
-    await deliverAlert(
-      deps,
-      { type: 'breach', payload: event },
-      { deliveredBy: 'host-2', batchId: 8n, eventId: 70n },
+    await pool.query('update stega.tickets set policy_id = $2 where id = $1', [
+      ticketId,
+      policy.rows[0]?.id,
+    ]);
+    const breach = await pool.query(
+      `insert into stega.sla_breaches (ticket_id, kind, due_at, detected_at) values ($1, 'first_response', $2, $2) returning id`,
+      [ticketId, now],
     );
-    await deliverAlert(
-      deps,
-      { type: 'breach', payload: event },
-      { deliveredBy: 'host-3', batchId: 9n, eventId: 70n },
-    );
+    return {
+      version: 1,
+      breach_id: Number(breach.rows[0]?.id),
+      ticket_id: ticketId,
+      kind: 'first_response',
+      due_at: now.toISOString(),
+      detected_at: now.toISOString(),
+      subject: 'Printer on fire',
+      priority: 'high',
+      assignee: { id: agentId, name: 'Carla Dias', email: 'carla@example.test' },
+      requester: { name: 'Ana', email: 'ana@example.test', org: null },
+    };
+  }
 
-    expect(smtp.messages).toHaveLength(2);
-    expect(smtp.messages.flatMap((m) => m.to).sort()).toEqual([
+  const rowsOf = async (alertId: number) =>
+    (
+      await pool.query(
+        `select channel, recipient, fallback, status, attempts, last_error, delivered_by, batch_id,
+                next_attempt_at, first_failed_at
+           from stega.alert_deliveries where alert_type = 'breach' and alert_id = $1
+          order by channel, recipient, fallback`,
+        [alertId],
+      )
+    ).rows;
+
+  it('delivers every channel once; a failed webhook is retried from the ledger, a redelivered event sends nothing again', async () => {
+    const event = await breachUnder({
+      in_app: true,
+      email: ['oncall@example.test'],
+      email_assignee: true,
+      webhooks: [{ url: hook.url, secret: 's3cret-s3cret-s3cret' }],
+      retry: { delays_seconds: [60] }, // 0.6 s at this scale
+    });
+    hook.failNext(1);
+    const first = delivery('host-1');
+    // the handler does not fail: the webhook's failure is recorded for a retry
+    await first.deliver({ type: 'breach', payload: event }, { batchId: 7n, eventId: 70n });
+    const afterFailure = await rowsOf(event.breach_id);
+    expect(afterFailure.find((row) => row.channel === 'webhook')).toMatchObject({
+      status: 'retrying',
+      attempts: 1,
+      last_error: expect.stringMatching(/answered 503/),
+    });
+    expect(afterFailure.filter((row) => row.status === 'delivered')).toHaveLength(3);
+
+    // the event is redelivered before the retry is due: nothing is sent again
+    await delivery('host-2').deliver(
+      { type: 'breach', payload: event },
+      { batchId: 8n, eventId: 70n },
+    );
+    expect(
+      smtp.messages.filter((m) => m.header('X-Stega-Alert') === `breach-${event.breach_id}`),
+    ).toHaveLength(2);
+
+    retrier('host-3');
+    const rows = await eventually(async () => {
+      const rows = await rowsOf(event.breach_id);
+      return rows.every((row) => row.status === 'delivered') ? rows : undefined;
+    }, 'the webhook retried');
+    expect(rows).toHaveLength(4);
+    expect(rows.find((row) => row.channel === 'webhook')).toMatchObject({
+      delivered_by: 'host-3',
+      attempts: 2,
+      batch_id: 7,
+    });
+    expect(rows.find((row) => row.channel === 'in_app')).toMatchObject({ delivered_by: 'host-1' });
+
+    await delivery('host-4').deliver(
+      { type: 'breach', payload: event },
+      { batchId: 9n, eventId: 70n },
+    );
+    const mails = smtp.messages.filter(
+      (m) => m.header('X-Stega-Alert') === `breach-${event.breach_id}`,
+    );
+    expect(mails.flatMap((m) => m.to).sort()).toEqual([
       expect.stringMatching(/^carla\.dias\./),
       'oncall@example.test',
     ]);
-    expect(hook.received).toHaveLength(1);
-    const call = hook.received[0];
-    expect(call?.headers['idempotency-key']).toMatch(new RegExp(`^stega-breach-${breachId}-`));
-    expect(call?.headers['x-stega-signature']).toBe(
-      webhookSignature('s3cret-s3cret-s3cret', call?.body ?? ''),
+    const calls = hook.received.filter(
+      (call) => JSON.parse(call.body).data.breach_id === event.breach_id,
     );
-    expect(JSON.parse(call?.body ?? '{}').data.breach_id).toBe(breachId);
-
-    const rows = await pool.query(
-      'select channel, status, delivered_by, batch_id from stega.alert_deliveries where alert_id = $1 order by channel, recipient',
-      [breachId],
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.headers['idempotency-key']).toMatch(
+      new RegExp(`^stega-breach-${event.breach_id}-`),
     );
-    expect(rows.rows).toHaveLength(4);
-    expect(rows.rows.every((row) => row.status === 'delivered')).toBe(true);
-    expect(rows.rows.find((row) => row.channel === 'webhook')).toMatchObject({
-      delivered_by: 'host-2',
-      batch_id: 8,
-    });
-    expect(rows.rows.find((row) => row.channel === 'in_app')).toMatchObject({
-      delivered_by: 'host-1',
-    });
+    expect(calls[0]?.headers['x-stega-signature']).toBe(
+      webhookSignature('s3cret-s3cret-s3cret', calls[0]?.body ?? ''),
+    );
     const alerts = await pool.query(
       'select agent_id, message from stega.alerts where alert_id = $1',
-      [breachId],
+      [event.breach_id],
     );
     expect(alerts.rows).toEqual([
-      { agent_id: agentId, message: expect.stringContaining(`#${ticketId}`) },
+      { agent_id: agentId, message: expect.stringContaining(`#${event.ticket_id}`) },
     ]);
+  });
+
+  it('stops after one try at a 404 and records the reason', async () => {
+    hook.answer('/gone', 404);
+    const event = await breachUnder({ in_app: false, webhooks: [{ url: hook.urlOf('/gone') }] });
+    await delivery('host-1').deliver(
+      { type: 'breach', payload: event },
+      { batchId: 1n, eventId: 1n },
+    );
+    const [row] = await rowsOf(event.breach_id);
+    expect(row).toMatchObject({
+      status: 'failed_permanent',
+      attempts: 1,
+      last_error: expect.stringMatching(/^permanent: .*answered 404/),
+      next_attempt_at: null,
+    });
+    expect(hook.attempts.get('/gone')).toBe(1);
+  });
+
+  it('holds no transaction open while a webhook call hangs', async () => {
+    const event = await breachUnder({ in_app: true, webhooks: [{ url: holding.url('/hold') }] });
+    const handler = delivery('host-1').deliver(
+      { type: 'breach', payload: event },
+      { batchId: 2n, eventId: 2n },
+    );
+    await eventually(async () => holding.heldCount() === 1, 'the held call');
+    const { rows } = await pool.query(
+      `select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and state like 'idle in transaction%'`,
+    );
+    expect(rows[0]?.n).toBe(0);
+    const [inApp, webhook] = await rowsOf(event.breach_id);
+    expect(inApp).toMatchObject({ channel: 'in_app', status: 'delivered' });
+    expect(webhook).toMatchObject({ channel: 'webhook', status: 'sending', attempts: 1 });
+    await holding.stop();
+    await handler;
   });
 });
