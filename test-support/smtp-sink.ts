@@ -40,6 +40,8 @@ export async function startSmtpSink(): Promise<{
       });
     },
   });
+  // a client killed mid-session resets its connection; that is the client's fault, not ours
+  server.on('error', () => {});
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

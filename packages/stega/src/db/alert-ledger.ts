@@ -128,7 +128,7 @@ export async function alertLedgerRecord(
   if (planned.length === 0) return [];
   const { rows } = await db.query(
     `with planned as (
-       select r.*, e.probe_at
+       select r.*, e.probe_at, e.last_error as endpoint_error
          from jsonb_to_recordset($1::jsonb) as r (
                 alert_type text, alert_id bigint, ticket_id bigint, channel text, recipient text,
                 fallback boolean, endpoint text, status text, wait_seconds double precision,
@@ -140,7 +140,8 @@ export async function alertLedgerRecord(
        insert into stega.alert_deliveries as d
               (alert_type, alert_id, ticket_id, channel, recipient, fallback, endpoint, status,
                attempts, next_attempt_at, give_up_at, retry_delays, claim_token, last_attempt_at,
-               payload, secret, delivered_at, delivered_by, batch_id, event_id, last_error)
+               payload, secret, delivered_at, delivered_by, batch_id, event_id, last_error,
+               first_failed_at)
        select p.alert_type, p.alert_id, p.ticket_id, p.channel, p.recipient, p.fallback, p.endpoint,
               case when p.status = 'sending' and p.probe_at is not null then 'retrying' else p.status end,
               case when p.status = 'delivered' or (p.status = 'sending' and p.probe_at is null) then 1 else 0 end,
@@ -157,7 +158,8 @@ export async function alertLedgerRecord(
               case when p.status = 'delivered' then $4 end,
               p.batch_id, p.event_id,
               case when p.status = 'sending' and p.probe_at is not null
-                   then 'waiting: the endpoint''s circuit is open' end
+                   then 'waiting: the endpoint''s circuit is open (' || coalesce(p.endpoint_error, '') || ')' end,
+              case when p.status = 'sending' and p.probe_at is not null then now() end
          from planned p
        on conflict (alert_type, alert_id, channel, recipient, fallback) do nothing
        returning ${CLAIMED_COLUMNS}

@@ -14,9 +14,9 @@ export interface Fault {
 }
 
 /**
- * How long before a fault a send can have happened whose ledger row the fault then kept
- * from committing: a delivery's transaction is open from just before the send until just
- * after it, well under a second here; the margin is generous.
+ * How long before a fault a send can have happened whose outcome the fault then kept from
+ * being recorded: a delivery is claimed (committed) just before the call and its outcome
+ * recorded just after it, well under a second here; the margin is generous.
  */
 export const RESEND_WINDOW_BEFORE_MS = 5_000;
 export const RESEND_WINDOW_AFTER_MS = 1_000;
@@ -24,13 +24,13 @@ export const RESEND_WINDOW_AFTER_MS = 1_000;
 /**
  * The faults that can legitimately make an external channel receive one alert twice, each
  * resend carrying the same Message-ID / Idempotency-Key (see delivery-ledger.ts):
- * - a worker killed (SIGKILL) between an email or webhook call and the commit of its ledger
- *   row, and the PostgreSQL restart failing that commit: the redelivery finds the row
- *   undelivered and sends again;
+ * - a worker killed (SIGKILL) between an email or webhook call and the record of its
+ *   outcome, and the PostgreSQL restart failing that record: the claim's lease lapses and
+ *   a worker sends again;
  * - a worker stopped (SIGSTOP) with a call in flight: the receiver got the request, but the
  *   call's time-out has expired by the time SIGCONT lets the worker read the answer, so it
- *   records a failure (its ledger row was locked meanwhile) and the successor sends again.
- *   That send happened just before the stop, never during it.
+ *   records a failure (or its claim lapsed meanwhile) and a worker sends again. That send
+ *   happened just before the stop, never during it.
  * A graceful stop (SIGTERM) finishes the alert in hand and causes no resend.
  */
 export function resendCause(firstReceivedAt: number, faults: Fault[]): Fault | undefined {
