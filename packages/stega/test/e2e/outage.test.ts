@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
 import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import { startWebhookReceiver } from '../../../../test-support/webhook-receiver.js';
@@ -143,6 +143,7 @@ describe('delivery through outages: retries from the ledger, circuits, permanent
 
   it('delivers every alert once after a receiver was down longer than the old retry budget', async () => {
     hook.down(503);
+    onTestFinished(() => hook.up());
     const tickets = await ticketsUnder({ in_app: true, webhooks: [{ url: hook.url }] }, ALERTS);
     const downSince = Date.now();
     expect((await detect()).breaches).toBeGreaterThanOrEqual(ALERTS);
@@ -176,11 +177,12 @@ describe('delivery through outages: retries from the ledger, circuits, permanent
     await eventually(async () => Date.now() - downSince > 2 * OLD_BUDGET_MS, 'the outage');
     expect(await deadLetters()).toBe(0);
     const { rows: undelivered } = await pool.query(
-      `select status, count(*)::int as n from stega.alert_deliveries
-        where ticket_id = any ($1::bigint[]) and channel = 'webhook' group by 1`,
+      `select count(*)::int as n from stega.alert_deliveries
+        where ticket_id = any ($1::bigint[]) and channel = 'webhook'
+          and status in ('retrying', 'sending')`, // 'sending': a probe in flight
       [tickets],
     );
-    expect(undelivered).toEqual([{ status: 'retrying', n: ALERTS }]);
+    expect(undelivered).toEqual([{ n: ALERTS }]);
     hook.up();
 
     await eventually(async () => {
