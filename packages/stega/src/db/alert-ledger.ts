@@ -23,6 +23,15 @@ export type LedgerStatus =
   | 'scheduled'
   | 'cancelled';
 
+/**
+ * The liveness session of the claiming worker (see processes/claim-owner.ts); its start
+ * time as the server's text, so that it compares exactly.
+ */
+export interface ClaimOwner {
+  pid: number;
+  backendStart: string;
+}
+
 /** One delivery an alert should have, as recorded. */
 export interface PlannedDelivery {
   alert_type: AlertType;
@@ -102,8 +111,13 @@ function claimedOf(row: Record<string, unknown>, probe = false): ClaimedDelivery
 
 /** Rows a claim may take: not final, due (a lapsed lease counts), not behind an open circuit. */
 const claimable = (d: string) => `${d}.status in ('pending', 'sending', 'retrying', 'failed')
-  and ${d}.next_attempt_at <= now()
+  and (${d}.next_attempt_at <= now() or ${claimantGone(d)})
   and ${notBehindOpenCircuit(d)}`;
+
+/** A claim whose worker's liveness session has ended: the worker is dead. */
+const claimantGone = (d: string) => `(${d}.status = 'sending' and ${d}.claim_pid is not null
+  and not exists (select 1 from pg_catalog.pg_stat_activity a
+                   where a.pid = ${d}.claim_pid and a.backend_start = ${d}.claim_backend_start))`;
 
 const notBehindOpenCircuit = (d: string) => `(${d}.endpoint is null or not exists (
   select 1 from stega.delivery_endpoints e where e.endpoint = ${d}.endpoint and e.state = 'open'))`;
@@ -124,6 +138,7 @@ export async function alertLedgerRecord(
   claimToken: string,
   leaseSeconds: number,
   deliveredBy: string,
+  owner: ClaimOwner | null,
 ): Promise<ClaimedDelivery[]> {
   if (planned.length === 0) return [];
   const { rows } = await db.query(
@@ -141,7 +156,7 @@ export async function alertLedgerRecord(
               (alert_type, alert_id, ticket_id, channel, recipient, fallback, endpoint, status,
                attempts, next_attempt_at, give_up_at, retry_delays, claim_token, last_attempt_at,
                payload, secret, delivered_at, delivered_by, batch_id, event_id, last_error,
-               first_failed_at)
+               first_failed_at, claim_pid, claim_backend_start)
        select p.alert_type, p.alert_id, p.ticket_id, p.channel, p.recipient, p.fallback, p.endpoint,
               case when p.status = 'sending' and p.probe_at is not null then 'retrying' else p.status end,
               case when p.status = 'delivered' or (p.status = 'sending' and p.probe_at is null) then 1 else 0 end,
@@ -159,7 +174,9 @@ export async function alertLedgerRecord(
               p.batch_id, p.event_id,
               case when p.status = 'sending' and p.probe_at is not null
                    then 'waiting: the endpoint''s circuit is open (' || coalesce(p.endpoint_error, '') || ')' end,
-              case when p.status = 'sending' and p.probe_at is not null then now() end
+              case when p.status = 'sending' and p.probe_at is not null then now() end,
+              case when p.status = 'sending' and p.probe_at is null then $6::int end,
+              case when p.status = 'sending' and p.probe_at is null then $7::timestamptz end
          from planned p
        on conflict (alert_type, alert_id, channel, recipient, fallback) do nothing
        returning ${CLAIMED_COLUMNS}
@@ -179,6 +196,7 @@ export async function alertLedgerRecord(
        update stega.alert_deliveries d
           set status = 'sending', claim_token = $2::uuid, attempts = d.attempts + 1,
               last_attempt_at = now(), next_attempt_at = now() + make_interval(secs => $3::double precision),
+              claim_pid = $6::int, claim_backend_start = $7::timestamptz,
               payload = coalesce(d.payload, p.payload), secret = coalesce(d.secret, p.secret),
               retry_delays = coalesce(d.retry_delays, p.retry_delays),
               give_up_at = coalesce(d.give_up_at, now() + make_interval(secs => p.give_up_seconds)),
@@ -197,7 +215,15 @@ export async function alertLedgerRecord(
      select * from ins where status = 'sending' or channel = 'in_app'
      union all
      select * from again`,
-    [JSON.stringify(planned), claimToken, leaseSeconds, deliveredBy, JSON.stringify(inApp)],
+    [
+      JSON.stringify(planned),
+      claimToken,
+      leaseSeconds,
+      deliveredBy,
+      JSON.stringify(inApp),
+      owner?.pid ?? null,
+      owner?.backendStart ?? null,
+    ],
   );
   return rows.map((row) => claimedOf(row));
 }
@@ -210,7 +236,13 @@ export async function alertLedgerRecord(
  */
 export async function alertLedgerClaimDue(
   db: Queryable,
-  options: { limit: number; claimToken: string; leaseSeconds: number; probeSeconds: number },
+  options: {
+    limit: number;
+    claimToken: string;
+    leaseSeconds: number;
+    probeSeconds: number;
+    owner: ClaimOwner | null;
+  },
 ): Promise<ClaimedDelivery[]> {
   if (options.limit <= 0) return [];
   await db.query(
@@ -232,7 +264,8 @@ export async function alertLedgerClaimDue(
   const probed = probes.rows.map((row) => String(row.endpoint));
   const set = `status = 'sending', claim_token = $1::uuid, attempts = d.attempts + 1,
       last_attempt_at = now(), next_attempt_at = now() + make_interval(secs => $2::double precision),
-      updated_at = now()`;
+      claim_pid = $4::int, claim_backend_start = $5::timestamptz, updated_at = now()`;
+  const owner = [options.owner?.pid ?? null, options.owner?.backendStart ?? null];
   const result: ClaimedDelivery[] = [];
   if (probed.length > 0) {
     const { rows } = await db.query(
@@ -243,11 +276,11 @@ export async function alertLedgerClaimDue(
              select d.id from stega.alert_deliveries d
               where d.endpoint = ep.endpoint and d.payload is not null
                 and (d.status in ('pending', 'retrying', 'failed')
-                     or (d.status = 'sending' and d.next_attempt_at <= now()))
+                     or (d.status = 'sending' and (d.next_attempt_at <= now() or ${claimantGone('d')})))
               order by d.next_attempt_at limit 1
               for update of d skip locked) x)
         returning ${CLAIMED_COLUMNS}`,
-      [options.claimToken, options.leaseSeconds, probed],
+      [options.claimToken, options.leaseSeconds, probed, ...owner],
     );
     result.push(...rows.map((row) => claimedOf(row, true)));
   }
@@ -269,7 +302,7 @@ export async function alertLedgerClaimDue(
            limit $3
            for update of d skip locked)
         returning ${CLAIMED_COLUMNS}`,
-      [options.claimToken, options.leaseSeconds, left],
+      [options.claimToken, options.leaseSeconds, left, ...owner],
     );
     result.push(...rows.map((row) => claimedOf(row)));
   }
@@ -326,7 +359,7 @@ export async function alertLedgerOutcomes(
                                      else coalesce(d.first_failed_at, now()) end,
               delivered_at = case when o.status = 'delivered' then now() end,
               delivered_by = case when o.status = 'delivered' then $2 else d.delivered_by end,
-              claim_token = null, updated_at = now()
+              claim_token = null, claim_pid = null, claim_backend_start = null, updated_at = now()
          from o
         where d.id = o.id and d.claim_token = o.claim_token and d.status = 'sending'
        returning d.id

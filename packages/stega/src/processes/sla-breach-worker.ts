@@ -6,6 +6,7 @@ import { EVENT_TYPES, slaBreachedEvent, slaWarningEvent } from '../events.js';
 import type { Logger } from '../log.js';
 import { AlertDelivery } from '../workers/alert-delivery.js';
 import { startDeliveryRetrier } from '../workers/delivery-retrier.js';
+import { startClaimOwner } from './claim-owner.js';
 import { openWorkerResources } from './notifications.js';
 import type { RunningService } from './service.js';
 
@@ -28,6 +29,7 @@ export async function startSlaBreachWorker(
   logger: Logger,
 ): Promise<RunningService & { subconsumer: string }> {
   const resources = await openWorkerResources(config, databaseUrl, logger);
+  const claimOwner = await startClaimOwner(databaseUrl, logger);
   const delivery = new AlertDelivery({
     pool,
     email: resources.email,
@@ -39,6 +41,7 @@ export async function startSlaBreachWorker(
     timeScale: config.slaRetryTimeScale,
     circuitFailures: config.slaCircuitFailures,
     circuitProbeSeconds: config.slaCircuitProbeSeconds,
+    claimOwner: claimOwner.current,
     logger,
   });
   const consumer = new CoopConsumer(resources.client, NOTIFICATIONS_QUEUE, SLA_GROUP, {
@@ -80,6 +83,7 @@ export async function startSlaBreachWorker(
     stop: async () => {
       await consumer.stop();
       await retrier.stop();
+      await claimOwner.stop();
       await resources.close();
     },
   };

@@ -7,6 +7,7 @@ import {
   alertLedgerRecord,
   type CircuitChanges,
   type ClaimedDelivery,
+  type ClaimOwner,
   type DeliveryOutcome,
   type InAppAlert,
   type PlannedDelivery,
@@ -45,6 +46,8 @@ export interface AlertDeliveryDeps {
   timeScale: number;
   circuitFailures: number;
   circuitProbeSeconds: number;
+  /** This worker's liveness session, named in its claims (null: claims only lapse by lease). */
+  claimOwner?: () => ClaimOwner | null;
   logger?: Logger;
 }
 
@@ -156,6 +159,7 @@ export class AlertDelivery {
         randomUUID(),
         this.leaseSeconds,
         deps.deliveredBy,
+        this.owner(),
       );
       // each claimed row goes to the first request of its alert
       const owner = new Map<string, number>();
@@ -195,6 +199,11 @@ export class AlertDelivery {
       }
       return outcomes.map(() => changes);
     });
+  }
+
+  /** The liveness session claims are made under now. */
+  owner(): ClaimOwner | null {
+    return this.deps.claimOwner?.() ?? null;
   }
 
   /** The queue event handler: record the alert's deliveries, make the first attempts. */

@@ -64,6 +64,7 @@ export function startDeliveryRetrier(options: DeliveryRetrierOptions): RunningRe
           claimToken: randomUUID(),
           leaseSeconds: options.delivery.leaseSeconds,
           probeSeconds: options.probeSeconds,
+          owner: options.delivery.owner(),
         });
         failures = 0;
       } catch (error) {

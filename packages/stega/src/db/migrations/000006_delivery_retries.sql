@@ -48,3 +48,11 @@ create table stega.delivery_endpoints (
   last_error text,
   updated_at timestamptz not null default now()
 );
+
+-- The claiming worker's liveness session: a claim whose session is gone (the worker was
+-- killed) may be taken at once; a live but frozen worker's claim only after its lease.
+alter table stega.alert_deliveries
+  add column claim_pid int,
+  add column claim_backend_start timestamptz;
+create index alert_deliveries_sending_idx on stega.alert_deliveries (claim_pid)
+  where status = 'sending';
