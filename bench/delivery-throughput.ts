@@ -14,7 +14,11 @@
  * row is marked delivered. Workers are real processes (`stega` from source, via tsx), with
  * one `stega ticker`.
  *
- * Run: `npm run bench -- delivery-throughput [--quick] [--runs N]`. Needs the embedded
+ * Issue 12 adds webhook latency: one worker, in-app + webhook, with the receiver answering
+ * after 5 ms and after 50 ms, at SLA_DELIVERY_CONCURRENCY 16 (the default) and 64, on a
+ * larger burst (2,000 breaches). Alone: `npm run bench -- delivery-throughput --latency-only`.
+ *
+ * Run: `npm run bench -- delivery-throughput [--quick] [--runs N] [--latency-only]`. Needs the embedded
  * server (DATABASE_URL is ignored: the restart figure restarts the server).
  */
 
@@ -55,6 +59,10 @@ delete process.env.DATABASE_URL;
 const server = await startTestServer(path.join(os.tmpdir(), 'stega-bench-delivery-pg'));
 const smtp = await startSmtpSink();
 const hook = await startWebhookReceiver({ delayMs: 5 });
+const slowHooks = new Map<number, Awaited<ReturnType<typeof startWebhookReceiver>>>();
+for (const delayMs of [5, 50]) slowHooks.set(delayMs, await startWebhookReceiver({ delayMs }));
+const LATENCY_ONLY = process.argv.includes('--latency-only');
+const LATENCY_BREACHES = options.quick ? 400 : 2000;
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stega-bench-delivery-'));
 let databases = 0;
 
@@ -79,6 +87,8 @@ async function setUp(
   members: number,
   pageSize: number,
   channels: Channels = 'in-app + webhook + email',
+  webhookUrl = hook.url,
+  extraEnv: Record<string, string> = {},
 ): Promise<Setup> {
   const name = `delivery_${process.pid}_${++databases}`;
   const admin = createPool(server.adminUrl, 1);
@@ -90,7 +100,7 @@ async function setUp(
   const policy = await alertPolicyInsert(pool, {
     in_app: true,
     email: channels.endsWith('email') ? ['oncall@bench.test'] : [],
-    webhooks: [{ url: hook.url }],
+    webhooks: [{ url: webhookUrl }],
   });
   const env = {
     DATABASE_URL: url,
@@ -98,6 +108,7 @@ async function setUp(
     STEGA_DATA_DIR: dataDir,
     SLA_DEAD_INTERVAL_SECONDS: String(DEAD_INTERVAL_S),
     LOG_LEVEL: 'warn',
+    ...extraEnv,
   };
   const ticker = spawnStega(['ticker'], env);
   const workers = new Map<string, StegaChild>();
@@ -171,6 +182,30 @@ async function throughput(members: number, pageSize: number, channels: Channels)
       maxShare: Math.max(...shares),
       membersUsed: rows.length,
     };
+  } finally {
+    await tearDown(setup);
+  }
+}
+
+/** One worker draining a burst to a webhook that answers after `delayMs`. */
+async function latencyThroughput(delayMs: number, concurrency: number) {
+  const receiver = slowHooks.get(delayMs);
+  if (!receiver) throw new Error(`no receiver for ${delayMs} ms`);
+  const setup = await setUp(1, PAGE_SIZE, 'in-app + webhook', receiver.url, {
+    SLA_DELIVERY_CONCURRENCY: String(concurrency),
+  });
+  try {
+    await sleep(1_000);
+    const start = performance.now();
+    await publishBurst(setup, LATENCY_BREACHES);
+    await waitFor(
+      async () => (await deliveredCount(setup.pool)) === LATENCY_BREACHES * 2,
+      'every delivery',
+      600_000,
+      50,
+    );
+    const millis = performance.now() - start;
+    return { millis, alertsPerSec: (LATENCY_BREACHES * 1000) / millis };
   } finally {
     await tearDown(setup);
   }
@@ -293,6 +328,41 @@ try {
   console.log(
     `delivery-throughput: ${BREACHES} breaches, webhook +5 ms, runs ${options.runs}; load ${loadBefore}`,
   );
+  const latencyRows: Record<string, string | number>[] = [];
+  const latencyResults: Record<string, unknown>[] = [];
+  for (const delayMs of [5, 50]) {
+    for (const concurrency of [16, 64]) {
+      const runs = [];
+      for (let r = 0; r < options.runs; r++)
+        runs.push(await latencyThroughput(delayMs, concurrency));
+      const rate = median(runs.map((run) => run.alertsPerSec));
+      latencyRows.push({
+        'webhook latency ms': delayMs,
+        SLA_DELIVERY_CONCURRENCY: concurrency,
+        'alerts/s': rate,
+        'drain s': median(runs.map((run) => run.millis)) / 1000,
+        'bound concurrency/latency': Math.round((concurrency * 1000) / delayMs),
+      });
+      latencyResults.push({ delayMs, concurrency, breaches: LATENCY_BREACHES, runs });
+    }
+  }
+  printTable(
+    `One worker, in-app + webhook, ${LATENCY_BREACHES} breaches in one burst, by webhook latency`,
+    latencyRows,
+  );
+  if (LATENCY_ONLY) {
+    writeResult('delivery-throughput-latency', {
+      latency: latencyResults,
+      machine: machine(),
+      loadAverage: { before: loadBefore, after: loadAverage() },
+    });
+    await killAllChildren();
+    await Promise.all([smtp.stop(), hook.stop(), ...[...slowHooks.values()].map((h) => h.stop())]);
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    process.exit(0);
+  }
+
   const rows: Record<string, string | number>[] = [];
   const results: Record<string, unknown>[] = [];
   // paged for 1, 2, 4 and 8 members; whole windows for 8 members, which use one of them
@@ -355,6 +425,7 @@ try {
     webhookDelayMs: 5,
     deadIntervalSeconds: DEAD_INTERVAL_S,
     throughput: results,
+    latency: latencyResults,
     takeoverLatencyMs: latencies,
     restart: recoveries,
     machine: machine(),
@@ -362,7 +433,7 @@ try {
   });
 } finally {
   await killAllChildren();
-  await Promise.all([smtp.stop(), hook.stop()]);
+  await Promise.all([smtp.stop(), hook.stop(), ...[...slowHooks.values()].map((h) => h.stop())]);
   await server.stop();
   rmSync(dataDir, { recursive: true, force: true });
 }

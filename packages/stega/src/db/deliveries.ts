@@ -138,3 +138,50 @@ export async function deliveryListByTicket(
   );
   return withFallbacks(rows.map(deliveryOf));
 }
+
+/** Deliveries not (yet) delivered, newest alert first: retrying, in flight, failed for good, fallbacks waiting. */
+export async function deliveryListOutstanding(
+  db: Queryable,
+  limit: number,
+): Promise<DeliveryRow[]> {
+  const { rows } = await db.query(
+    `select ${COLUMNS} from ${FROM}
+      where d.status not in ('delivered', 'cancelled')
+      order by d.created_at desc, d.id desc
+      limit $1`,
+    [limit],
+  );
+  return withFallbacks(rows.map(deliveryOf));
+}
+
+/** An endpoint's circuit, as the sla-breach-workers keep it. */
+export interface EndpointRow {
+  endpoint: string;
+  state: 'open' | 'closed';
+  consecutive_failures: number;
+  opened_at: Date | null;
+  probe_at: Date | null;
+  last_error: string | null;
+  updated_at: Date;
+}
+
+/** Endpoints whose circuit is open or that failed recently, open ones first. */
+export async function endpointListTroubled(db: Queryable, limit: number): Promise<EndpointRow[]> {
+  const { rows } = await db.query(
+    `select endpoint, state, consecutive_failures, opened_at, probe_at, last_error, updated_at
+       from stega.delivery_endpoints
+      where state = 'open' or consecutive_failures > 0
+      order by state = 'open' desc, updated_at desc
+      limit $1`,
+    [limit],
+  );
+  return rows.map((row) => ({
+    endpoint: String(row.endpoint),
+    state: row.state as EndpointRow['state'],
+    consecutive_failures: Number(row.consecutive_failures),
+    opened_at: (row.opened_at as Date | null) ?? null,
+    probe_at: (row.probe_at as Date | null) ?? null,
+    last_error: (row.last_error as string | null) ?? null,
+    updated_at: row.updated_at as Date,
+  }));
+}

@@ -39,7 +39,7 @@ export async function deliveryCountByReplica(
  * delivery path adds for "will try again" belongs here; one for "gave up" or "cancelled"
  * does not.
  */
-export const UNDELIVERED_STATUSES = ['pending', 'failed'];
+export const UNDELIVERED_STATUSES = ['pending', 'sending', 'retrying', 'failed'];
 
 /** The instant an alert is about, in SQL over `b` (breach) and `w` (warning) rows. */
 const ALERT_INSTANT = 'coalesce(b.due_at, w.warn_at, w.detected_at)';

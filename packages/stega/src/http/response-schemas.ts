@@ -164,6 +164,7 @@ export const deliveryOut = z.object({
   id,
   alert_type: z.enum(['breach', 'warning']),
   alert_id: id,
+  ticket_id: id,
   channel,
   recipient: recipientOut,
   status: deliveryStatus,
@@ -356,3 +357,19 @@ export const deadLetterOut = z.object({
 export function itemsOf<T extends z.ZodType>(item: T) {
   return z.object({ items: z.array(item) });
 }
+
+/** GET /api/deliveries/outstanding (issue 12). */
+export const outstandingDeliveriesOut = z.object({
+  items: z.array(deliveryOut),
+  endpoints: z.array(
+    z.object({
+      endpoint: z.string(),
+      state: z.enum(['open', 'closed']),
+      consecutive_failures: z.number().int(),
+      opened_at: nullableDate,
+      probe_at: nullableDate,
+      last_error: z.string().nullable(),
+      updated_at: z.date(),
+    }),
+  ),
+});

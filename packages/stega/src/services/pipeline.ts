@@ -1,3 +1,4 @@
+import { deliveryListOutstanding, endpointListTroubled } from '../db/deliveries.js';
 import {
   deliveryCountByReplica,
   deliveryLatenessSummary,
@@ -14,6 +15,7 @@ import {
   jobRunList,
 } from '../db/job-runs.js';
 import { type TakeoverRow, takeoverFunctionExists, takeoverList } from '../db/takeovers.js';
+import { endpointLabel } from '../metrics.js';
 import type { ServiceContext } from './context.js';
 import { getQueue } from './operations.js';
 
@@ -133,5 +135,18 @@ export async function deliveriesPerReplica(
           }
         : null,
     },
+  };
+}
+
+/** Alerts not delivered yet, per channel, and the endpoints whose circuit is open or failing. */
+export async function outstandingDeliveries(ctx: ServiceContext, limit: number) {
+  const [items, endpoints] = await Promise.all([
+    deliveryListOutstanding(ctx.pool, limit),
+    endpointListTroubled(ctx.pool, 100),
+  ]);
+  return {
+    items,
+    // a webhook URL's path often carries a secret: operators see scheme://host
+    endpoints: endpoints.map((e) => ({ ...e, endpoint: endpointLabel(e.endpoint) })),
   };
 }

@@ -173,6 +173,17 @@ describe('delivery through outages: retries from the ledger, circuits, permanent
       last_error: expect.stringMatching(/503/),
     });
 
+    // the operations page's view: the alerts waiting, and the endpoint with its circuit open
+    const outstanding = await stega.api<{
+      items: Delivery[];
+      endpoints: { endpoint: string; state: string; last_error: string | null }[];
+    }>('GET', '/api/deliveries/outstanding?limit=1000');
+    expect(outstanding.status).toBe(200);
+    expect(outstanding.body.items.filter((d) => d.recipient === hook.url)).toHaveLength(ALERTS);
+    expect(outstanding.body.endpoints).toContainEqual(
+      expect.objectContaining({ endpoint: new URL(hook.url).origin, state: 'open' }),
+    );
+
     // the outage outlasts the old retry budget twice over, then the receiver returns
     await eventually(async () => Date.now() - downSince > 2 * OLD_BUDGET_MS, 'the outage');
     expect(await deadLetters()).toBe(0);

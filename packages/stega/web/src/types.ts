@@ -4,6 +4,7 @@ import type {
   alertPageOut,
   calendarOut,
   deadLetterOut,
+  outstandingDeliveriesOut,
   policyOut,
   queueOut,
   reportDetailOut,
@@ -56,6 +57,7 @@ export type ReportDetail = Out<typeof reportDetailOut>;
 export type Takeovers = Out<typeof takeoversOut>;
 export type JobOverview = Out<typeof jobOverviewOut>;
 export type DeliverySeries = Out<typeof deliverySeriesOut>;
+export type OutstandingDeliveries = Out<typeof outstandingDeliveriesOut>;
 
 export type Priority = TicketListItem['priority'];
 export type TicketStatus = TicketListItem['status'];

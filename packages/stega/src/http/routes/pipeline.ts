@@ -1,7 +1,13 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ServiceContext } from '../../services/context.js';
-import { deliveriesPerReplica, jobOverview, listTakeovers } from '../../services/pipeline.js';
+import {
+  deliveriesPerReplica,
+  jobOverview,
+  listTakeovers,
+  outstandingDeliveries,
+} from '../../services/pipeline.js';
+import { outstandingDeliveriesOut } from '../response-schemas.js';
 import { errors } from '../schemas.js';
 
 const id = z.number().int();
@@ -165,6 +171,21 @@ export function pipelineRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
       },
       async (request) =>
         deliveriesPerReplica(ctx, request.query.minutes, request.query.bucket_seconds),
+    );
+
+    app.get(
+      '/api/deliveries/outstanding',
+      {
+        config: admin,
+        schema: {
+          tags: ['operations'],
+          summary:
+            'Alert deliveries not delivered (retrying, in flight, failed for good, fallbacks waiting), newest first, and endpoints whose circuit is open or failing',
+          querystring: limitQuery(1000, 100),
+          response: { 200: outstandingDeliveriesOut, ...errors },
+        },
+      },
+      async (request) => outstandingDeliveries(ctx, request.query.limit),
     );
   };
 }

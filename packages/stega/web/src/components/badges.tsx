@@ -1,4 +1,4 @@
-import { label } from '../format.js';
+import { formatDateTime, label } from '../format.js';
 import type { Priority, TicketStatus } from '../types.js';
 
 export function StatusBadge({ status }: { status: TicketStatus }) {
@@ -35,4 +35,71 @@ export function DeliveryOutcome({
 /** A delivery's status: delivered, pending or failed. */
 export function DeliveryBadge({ status }: { status: 'pending' | 'delivered' | 'failed' }) {
   return <span className={`badge delivery-${status}`}>{label(status)}</span>;
+}
+
+/** What the API says of a delivery's progress (issue 12). */
+export interface DeliveryProgressFields {
+  status: 'pending' | 'delivered' | 'failed';
+  state:
+    | 'pending'
+    | 'sending'
+    | 'retrying'
+    | 'delivered'
+    | 'failed_permanent'
+    | 'scheduled'
+    | 'cancelled';
+  fallback: boolean;
+  attempts: number;
+  last_error: string | null;
+  next_attempt_at: string | null;
+  retrying_since: string | null;
+  circuit: 'open' | 'closed' | null;
+  fell_back_to: string[];
+}
+
+const STATE_LABELS: Record<DeliveryProgressFields['state'], string> = {
+  pending: 'Pending',
+  sending: 'Sending',
+  retrying: 'Retrying',
+  delivered: 'Delivered',
+  failed_permanent: 'Failed',
+  scheduled: 'Fallback scheduled',
+  cancelled: 'Cancelled',
+};
+
+/**
+ * A delivery's state and its detail: retrying since when and the next try, the endpoint's
+ * circuit, the reason of a permanent failure, where it fell back to.
+ */
+export function DeliveryProgress({ d }: { d: DeliveryProgressFields }) {
+  const tone =
+    d.state === 'delivered'
+      ? 'delivered'
+      : d.state === 'retrying' || d.state === 'failed_permanent'
+        ? 'failed'
+        : 'pending';
+  return (
+    <div className="delivery-progress" data-state={d.state}>
+      <span className={`badge delivery-${tone}`}>{STATE_LABELS[d.state] ?? label(d.state)}</span>
+      {d.fallback ? <span className="badge">Fallback</span> : null}
+      {d.circuit === 'open' && d.state !== 'delivered' ? (
+        <span className="badge delivery-failed">Circuit open</span>
+      ) : null}
+      {d.state === 'retrying' && d.retrying_since ? (
+        <span className="small"> since {formatDateTime(d.retrying_since)}</span>
+      ) : null}
+      {(d.state === 'retrying' || d.state === 'scheduled') && d.next_attempt_at ? (
+        <span className="small">
+          {' '}
+          · {d.state === 'scheduled' ? 'due' : 'next try'} {formatDateTime(d.next_attempt_at)}
+        </span>
+      ) : null}
+      {d.last_error && d.state !== 'delivered' ? (
+        <span className="small error-text"> {d.last_error}</span>
+      ) : null}
+      {d.fell_back_to.length > 0 ? (
+        <span className="small"> · fell back to {d.fell_back_to.join(', ')}</span>
+      ) : null}
+    </div>
+  );
 }

@@ -1,8 +1,16 @@
 import { useState } from 'react';
 import { api, query } from '../api.js';
+import { DeliveryProgress } from '../components/badges.js';
 import { LineChart } from '../components/charts.js';
 import { Freshness, LoadState, Section, TableRegion } from '../components/layout.js';
-import { formatAgo, formatDateTime, formatDuration, formatNumber, formatTime } from '../format.js';
+import {
+  formatAgo,
+  formatDateTime,
+  formatDuration,
+  formatNumber,
+  formatTime,
+  label,
+} from '../format.js';
 import { usePoll, useTitle } from '../hooks.js';
 import { Link } from '../router.js';
 import type {
@@ -10,6 +18,7 @@ import type {
   DeadLetter,
   DeliverySeries,
   JobOverview,
+  OutstandingDeliveries,
   Queue,
   Takeovers,
 } from '../types.js';
@@ -41,6 +50,7 @@ export function OperationsPage() {
         <TakeoverSection key={`${g.queue}/${g.consumer}`} queue={g.queue} consumer={g.consumer} />
       ))}
       <DeliveryChart />
+      <OutstandingSection />
       {items.map((queue) => (
         <DeadLetterSection key={queue.queue_name} queue={queue.queue_name} />
       ))}
@@ -274,6 +284,107 @@ const RANGES = [
   { value: '360', label: 'Last 6 hours', minutes: 360, bucket: 600 },
   { value: '1440', label: 'Last 24 hours', minutes: 1440, bucket: 1800 },
 ];
+
+/** Alerts not delivered yet, each channel with its state, and the endpoints that are failing. */
+function OutstandingSection() {
+  const outstanding = usePoll(
+    (signal) =>
+      api<OutstandingDeliveries>('GET', '/api/deliveries/outstanding?limit=100', undefined, {
+        signal,
+      }),
+    3000,
+  );
+  const data = outstanding.data;
+  return (
+    <Section id="outstanding-deliveries" title="Undelivered alerts">
+      <LoadState loading={outstanding.loading} error={outstanding.error} empty={!data} />
+      {data && data.endpoints.length > 0 ? (
+        <TableRegion label="Failing endpoints">
+          <table className="responsive">
+            <caption className="visually-hidden">
+              Endpoints whose circuit is open or failing
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Endpoint</th>
+                <th scope="col">Circuit</th>
+                <th scope="col">Failures in a row</th>
+                <th scope="col">Next probe</th>
+                <th scope="col">Last error</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.endpoints.map((e) => (
+                <tr key={e.endpoint} data-endpoint={e.endpoint} data-circuit={e.state}>
+                  <td data-label="Endpoint" className="break">
+                    {e.endpoint}
+                  </td>
+                  <td data-label="Circuit">
+                    <span className={`badge delivery-${e.state === 'open' ? 'failed' : 'pending'}`}>
+                      {e.state === 'open' ? 'Open' : 'Closed'}
+                    </span>
+                    {e.opened_at ? (
+                      <span className="small"> since {formatDateTime(e.opened_at)}</span>
+                    ) : null}
+                  </td>
+                  <td data-label="Failures in a row" className="num">
+                    {e.consecutive_failures}
+                  </td>
+                  <td data-label="Next probe">{formatDateTime(e.probe_at)}</td>
+                  <td data-label="Last error" className="break small">
+                    {e.last_error ?? '—'}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableRegion>
+      ) : null}
+      {data && data.items.length === 0 ? <p className="muted">Every alert is delivered.</p> : null}
+      {data && data.items.length > 0 ? (
+        <TableRegion label="Undelivered alerts">
+          <table className="responsive">
+            <caption className="visually-hidden">
+              Alert deliveries not delivered yet, newest first, with their state
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Alert</th>
+                <th scope="col">Ticket</th>
+                <th scope="col">Channel</th>
+                <th scope="col">Recipient</th>
+                <th scope="col">State</th>
+                <th scope="col">Attempts</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.items.map((d) => (
+                <tr key={d.id} data-delivery-id={d.id} data-state={d.state}>
+                  <td data-label="Alert">
+                    {label(d.alert_type)} {d.alert_id}
+                  </td>
+                  <td data-label="Ticket">
+                    <Link to={`/tickets/${d.ticket_id}`}>#{d.ticket_id}</Link>
+                  </td>
+                  <td data-label="Channel">{label(d.channel)}</td>
+                  <td data-label="Recipient" className="break">
+                    {d.recipient}
+                  </td>
+                  <td data-label="State">
+                    <DeliveryProgress d={d} />
+                  </td>
+                  <td data-label="Attempts" className="num">
+                    {d.attempts}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableRegion>
+      ) : null}
+    </Section>
+  );
+}
 
 function DeliveryChart() {
   const [range, setRange] = useState('60');

@@ -1,6 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { ApiError, api, type Issue } from '../api.js';
-import { DeliveryOutcome, PriorityBadge, SlaBadge, StatusBadge } from '../components/badges.js';
+import { DeliveryProgress, PriorityBadge, SlaBadge, StatusBadge } from '../components/badges.js';
 import { Countdown } from '../components/countdown.js';
 import { Field } from '../components/field.js';
 import { Freshness, LoadState, Section, TableRegion } from '../components/layout.js';
@@ -280,6 +280,7 @@ function AlertsSection({ ticket, names }: { ticket: TicketDetail; names: Names }
                   data-delivery-id={d.id}
                   data-alert={`${d.alert_type}-${d.alert_id}`}
                   data-channel={d.channel}
+                  data-state={d.state}
                 >
                   <td data-label="Alert">{alertName(d.alert_type, d.alert_id)}</td>
                   <td data-label="Channel">{channelLabel(d.channel)}</td>
@@ -287,7 +288,7 @@ function AlertsSection({ ticket, names }: { ticket: TicketDetail; names: Names }
                     {recipientLabel(d.recipient, names)}
                   </td>
                   <td data-label="Status">
-                    <DeliveryOutcome status={d.status} lastError={d.last_error} />
+                    <DeliveryProgress d={d} />
                   </td>
                   <td data-label="Attempts" className="num">
                     {d.attempts}
