@@ -246,6 +246,22 @@ export const policyOut = z.object({
         has_secret: z.boolean(),
       }),
     ),
+    /** Added in issue 12: the policy's retry schedule, when it sets one. */
+    retry: z
+      .object({
+        delays_seconds: z.array(z.number()).optional(),
+        give_up_after_hours: z.number().optional(),
+      })
+      .optional(),
+    /** Added in issue 12: fallback channels and their deadline, when the policy has them. */
+    fallback: z
+      .object({
+        after_minutes: z.number(),
+        email: z.array(z.string()),
+        email_assignee: z.boolean(),
+        webhooks: z.array(z.object({ url: z.string(), has_secret: z.boolean() })),
+      })
+      .optional(),
   }),
   updated_at: z.date(),
 });

@@ -29,6 +29,13 @@ export interface PolicyView extends Omit<PolicyRow, 'alert_channels'> {
     email: string[];
     email_assignee: boolean;
     webhooks: { url: string; has_secret: boolean }[];
+    retry?: { delays_seconds?: number[]; give_up_after_hours?: number };
+    fallback?: {
+      after_minutes: number;
+      email: string[];
+      email_assignee: boolean;
+      webhooks: { url: string; has_secret: boolean }[];
+    };
   };
 }
 
@@ -44,6 +51,20 @@ export function policyView(row: PolicyRow, viewer?: Actor): PolicyView {
         url: url(w.url),
         has_secret: Boolean(w.secret),
       })),
+      ...(row.alert_channels.retry ? { retry: row.alert_channels.retry } : {}),
+      ...(row.alert_channels.fallback
+        ? {
+            fallback: {
+              after_minutes: row.alert_channels.fallback.after_minutes,
+              email: row.alert_channels.fallback.email ?? [],
+              email_assignee: row.alert_channels.fallback.email_assignee ?? false,
+              webhooks: (row.alert_channels.fallback.webhooks ?? []).map((w) => ({
+                url: url(w.url),
+                has_secret: Boolean(w.secret),
+              })),
+            },
+          }
+        : {}),
     },
   };
 }
@@ -84,7 +105,7 @@ export async function getPolicy(
  * with credentials, and hosts that are or resolve to loopback, private, link-local,
  * unique-local or multicast addresses outside ctx.webhookAllowedNetworks. Resolves names, so
  * it runs before any transaction is opened. The worker checks again at send time.
- * @throws ValidationError naming `alert_channels.webhooks[i].url`
+ * @throws ValidationError naming `alert_channels.webhooks[i].url` or `alert_channels.fallback.webhooks[i].url`
  */
 async function requireSafeWebhooks(
   ctx: ServiceContext,
@@ -94,6 +115,12 @@ async function requireSafeWebhooks(
   for (const [i, hook] of (channels?.webhooks ?? []).entries()) {
     const refusal = await webhookUrlRefusal(hook.url, ctx.webhookAllowedNetworks ?? []);
     if (refusal) issues.push({ path: `alert_channels.webhooks[${i}].url`, message: refusal });
+  }
+  for (const [i, hook] of (channels?.fallback?.webhooks ?? []).entries()) {
+    const refusal = await webhookUrlRefusal(hook.url, ctx.webhookAllowedNetworks ?? []);
+    if (refusal) {
+      issues.push({ path: `alert_channels.fallback.webhooks[${i}].url`, message: refusal });
+    }
   }
   if (issues.length > 0) throw new ValidationError(issues);
 }
