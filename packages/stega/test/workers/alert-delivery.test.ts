@@ -132,7 +132,7 @@ describe('alert delivery', async () => {
       email: ['oncall@example.test'],
       email_assignee: true,
       webhooks: [{ url: hook.url, secret: 's3cret-s3cret-s3cret' }],
-      retry: { delays_seconds: [60] }, // 0.6 s at this scale
+      retry: { delays_seconds: [3600] }, // 36 s at this scale: not due before the test says so
     });
     hook.failNext(1);
     const first = delivery('host-1');
@@ -155,6 +155,11 @@ describe('alert delivery', async () => {
       smtp.messages.filter((m) => m.header('X-Stega-Alert') === `breach-${event.breach_id}`),
     ).toHaveLength(2);
 
+    // the retry falls due (as time would make it), and a worker's retry loop sends it
+    await pool.query(
+      "update stega.alert_deliveries set next_attempt_at = now() where alert_id = $1 and channel = 'webhook'",
+      [event.breach_id],
+    );
     retrier('host-3');
     const rows = await eventually(async () => {
       const rows = await rowsOf(event.breach_id);
