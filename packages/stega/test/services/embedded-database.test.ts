@@ -101,8 +101,9 @@ describe('embedded PostgreSQL of stega start', () => {
       const client = new pg.Client({ connectionString: database.url });
       await client.connect();
       const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
-      await client.end();
+      // the backend ends with its connection: look at it while it still runs
       const uid = statSync(`/proc/${rows[0]?.pid}`).uid;
+      await client.end();
       expect(uid).toBe(user?.uid ?? process.getuid?.());
     } finally {
       await database.stop();
