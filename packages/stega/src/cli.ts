@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import type pg from 'pg';
 import { type Config, ConfigError, loadConfig } from './config.js';
+import { APP_ROLES, appRolesGrant } from './db/app-roles.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
 import { createLogger, type Logger } from './log.js';
@@ -147,6 +148,10 @@ export function buildProgram(): Command {
       try {
         await migrate(pool, { coopPageSize: config.coopPageSize });
         logger.info('database migrated');
+        if (config.appDatabasePassword) {
+          await appRolesGrant(pool, config.appDatabasePassword);
+          logger.info({ roles: Object.values(APP_ROLES) }, 'application roles granted');
+        }
       } finally {
         await pool.end();
       }

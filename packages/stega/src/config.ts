@@ -14,6 +14,12 @@ export interface Config {
   host: string;
   /** DATABASE_URL; when unset, `stega start` runs an embedded PostgreSQL in dataDir. */
   databaseUrl: string | undefined;
+  /**
+   * STEGA_APP_DB_PASSWORD: when set, `stega migrate` (run as the database's owner) creates
+   * or updates the login roles stega_web, stega_worker and stega_ticker with this password
+   * and grants them what their processes need (db/app-roles.ts). Unset: no roles.
+   */
+  appDatabasePassword: string | undefined;
   /** Where the embedded PostgreSQL and dev mail live (STEGA_DATA_DIR, default ./.stega). */
   dataDir: string;
   /**
@@ -244,6 +250,7 @@ const envSchema = z.object({
   METRICS_PORT: intFrom('METRICS_PORT', 1, 65535, 0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
+  STEGA_APP_DB_PASSWORD: z.string().optional(),
 });
 
 export class ConfigError extends Error {
@@ -283,6 +290,7 @@ export function loadConfig(
     port: e.PORT,
     host: e.HOST?.trim() || '0.0.0.0',
     databaseUrl: e.DATABASE_URL,
+    appDatabasePassword: e.STEGA_APP_DB_PASSWORD || undefined,
     dataDir: path.resolve(cwd, e.STEGA_DATA_DIR?.trim() || '.stega'),
     adminToken: e.STEGA_ADMIN_TOKEN || undefined,
     authFailures: { max: e.AUTH_FAILURES_MAX, windowSeconds: e.AUTH_FAILURES_WINDOW_SECONDS },

@@ -16,6 +16,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { loadConfig } from '../../src/config.js';
+import { APP_ROLES } from '../../src/db/app-roles.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 const COMPOSE = path.join(ROOT, 'deploy/compose.yaml');
@@ -162,7 +163,17 @@ function composeBinary(): string[] | undefined {
 describe('deploy/compose.yaml and deploy/Dockerfile', () => {
   const SECRETS = {
     POSTGRES_PASSWORD: 'pg-secret-for-test',
+    STEGA_APP_DB_PASSWORD: 'app-secret-for-test',
     STEGA_ADMIN_TOKEN: 'admin-secret-for-test-0123456789abcdef',
+  };
+  /** The database role each Stega service logs in as (db/app-roles.ts); only migrate owns. */
+  const DATABASE_ROLES: Record<string, string> = {
+    migrate: 'stega',
+    web: APP_ROLES.web,
+    jobs: APP_ROLES.web,
+    ticker: APP_ROLES.ticker,
+    'notification-worker': APP_ROLES.worker,
+    'sla-breach-worker': APP_ROLES.worker,
   };
   let cached: Resolved | undefined;
   const resolved = (): Resolved => {
@@ -234,18 +245,39 @@ describe('deploy/compose.yaml and deploy/Dockerfile', () => {
   });
 
   it('refuses to start without the secrets instead of defaulting them', () => {
-    expect(() => loadCompose({ STEGA_ADMIN_TOKEN: 'x'.repeat(12) })).toThrow(
-      /POSTGRES_PASSWORD.*set POSTGRES_PASSWORD/,
-    );
-    expect(() => loadCompose({ POSTGRES_PASSWORD: 'x' })).toThrow(
-      /STEGA_ADMIN_TOKEN.*set STEGA_ADMIN_TOKEN/,
-    );
+    for (const missing of Object.keys(SECRETS) as (keyof typeof SECRETS)[]) {
+      const { [missing]: _gone, ...others } = SECRETS;
+      expect(() => loadCompose(others), missing).toThrow(new RegExp(`${missing}.*set ${missing}`));
+    }
     const config = resolved();
     expect(config.services.web?.environment?.STEGA_ADMIN_TOKEN).toBe(SECRETS.STEGA_ADMIN_TOKEN);
     for (const [name, service] of Object.entries(config.services)) {
       const text = JSON.stringify(service.environment ?? {});
-      if (name !== 'postgres') expect(text, name).toContain(SECRETS.POSTGRES_PASSWORD); // in DATABASE_URL
+      // the owner's password reaches postgres and migrate only
+      if (name === 'postgres' || name === 'migrate') {
+        expect(text, name).toContain(SECRETS.POSTGRES_PASSWORD);
+      } else {
+        expect(text, name).not.toContain(SECRETS.POSTGRES_PASSWORD);
+      }
       if (name !== 'web') expect(text, name).not.toContain(SECRETS.STEGA_ADMIN_TOKEN);
+    }
+  });
+
+  it('connects no app service as the superuser: only migrate, which creates their roles', () => {
+    const config = resolved();
+    const superuser = config.services.postgres?.environment?.POSTGRES_USER;
+    expect(superuser).toBe('stega'); // the official image makes POSTGRES_USER a superuser
+    for (const name of STEGA_SERVICES) {
+      const environment = config.services[name]?.environment ?? {};
+      const user = new URL(environment.DATABASE_URL ?? '').username;
+      expect(user, name).toBe(DATABASE_ROLES[name]);
+      if (name === 'migrate') {
+        expect(environment.STEGA_APP_DB_PASSWORD).toBe(SECRETS.STEGA_APP_DB_PASSWORD);
+      } else {
+        expect(user, name).not.toBe(superuser);
+        expect(Object.values(APP_ROLES), name).toContain(user);
+        expect(environment.STEGA_APP_DB_PASSWORD, name).toBeUndefined();
+      }
     }
   });
 
@@ -298,8 +330,10 @@ describe('deploy/compose.yaml and deploy/Dockerfile', () => {
     for (const name of STEGA_SERVICES) {
       const environment = config.services[name]?.environment ?? {};
       const parsed = loadConfig(environment, '/app');
+      const password =
+        name === 'migrate' ? SECRETS.POSTGRES_PASSWORD : SECRETS.STEGA_APP_DB_PASSWORD;
       expect(parsed.databaseUrl, name).toBe(
-        `postgres://stega:${SECRETS.POSTGRES_PASSWORD}@postgres:5432/stega`,
+        `postgres://${DATABASE_ROLES[name]}:${password}@postgres:5432/stega`,
       );
       expect(parsed.subconsumerName, name).not.toBe(''); // hostname-pid per container
     }
