@@ -51,7 +51,7 @@ const PAGE_SIZE = 50;
 const DEAD_INTERVAL_S = 5;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const options = benchOptions();
+const options = benchOptions(process.argv.slice(2).filter((arg) => arg !== '--latency-only'));
 const BREACHES = options.quick ? 120 : 600;
 const KILLS = options.quick ? 2 : 5;
 
