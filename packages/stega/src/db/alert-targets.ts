@@ -9,6 +9,8 @@ export interface AlertTargets {
   teamId: number | null;
   /** The members of the ticket's team, by id (empty without a team). */
   teamMemberIds: number[];
+  /** The email of the ticket's team lead (null without a team or a lead). */
+  teamLeadEmail: string | null;
   channels: AlertChannels;
 }
 
@@ -49,7 +51,10 @@ export async function alertTargetsLoadMany(
   const { rows } = await db.query(
     `select t.id, t.assignee_id, a.email as assignee_email, p.alert_channels, t.team_id,
             array(select m.agent_id from stega.team_members m
-                   where m.team_id = t.team_id order by m.agent_id) as team_member_ids
+                   where m.team_id = t.team_id order by m.agent_id) as team_member_ids,
+            (select l.email from stega.team_members m
+               join stega.agents l on l.id = m.agent_id
+              where m.team_id = t.team_id and m.is_lead) as team_lead_email
        from stega.tickets t
        left join stega.agents a on a.id = t.assignee_id
        left join stega.sla_policies p on p.id = t.policy_id
@@ -65,6 +70,7 @@ export async function alertTargetsLoadMany(
       assigneeEmail: (row.assignee_email as string | null) ?? null,
       teamId: row.team_id == null ? null : Number(row.team_id),
       teamMemberIds: ((row.team_member_ids as unknown[] | null) ?? []).map(Number),
+      teamLeadEmail: (row.team_lead_email as string | null) ?? null,
       // a policy edited into an invalid shape still alerts in-app rather than not at all
       channels: parsed.success ? parsed.data : alertChannelsSchema.parse({}),
     });

@@ -65,6 +65,8 @@ export const fallbackSchema = z.strictObject({
     .max(24 * 60, { error: 'must be at most 1440 minutes (one day)' }),
   email: emailList,
   email_assignee: z.boolean().default(false),
+  /** Also email the lead of the ticket's team (when it has a team with a lead). */
+  email_team_lead: z.boolean().default(false),
   webhooks: webhookList,
 });
 

@@ -259,6 +259,7 @@ export const policyOut = z.object({
         after_minutes: z.number(),
         email: z.array(z.string()),
         email_assignee: z.boolean(),
+        email_team_lead: z.boolean(),
         webhooks: z.array(z.object({ url: z.string(), has_secret: z.boolean() })),
       })
       .optional(),

@@ -34,6 +34,7 @@ export interface PolicyView extends Omit<PolicyRow, 'alert_channels'> {
       after_minutes: number;
       email: string[];
       email_assignee: boolean;
+      email_team_lead: boolean;
       webhooks: { url: string; has_secret: boolean }[];
     };
   };
@@ -58,6 +59,7 @@ export function policyView(row: PolicyRow, viewer?: Actor): PolicyView {
               after_minutes: row.alert_channels.fallback.after_minutes,
               email: row.alert_channels.fallback.email ?? [],
               email_assignee: row.alert_channels.fallback.email_assignee ?? false,
+              email_team_lead: row.alert_channels.fallback.email_team_lead ?? false,
               webhooks: (row.alert_channels.fallback.webhooks ?? []).map((w) => ({
                 url: url(w.url),
                 has_secret: Boolean(w.secret),

@@ -276,12 +276,14 @@ export class AlertDelivery {
       set: {
         email: string[];
         email_assignee: boolean;
+        email_team_lead?: boolean;
         webhooks: { url: string; secret?: string | undefined }[];
       },
       fallback: { wait_seconds: number } | null,
     ) => {
       const emails = new Set(set.email);
       if (set.email_assignee && targets.assigneeEmail) emails.add(targets.assigneeEmail);
+      if (set.email_team_lead && targets.teamLeadEmail) emails.add(targets.teamLeadEmail);
       const common = {
         ...base,
         fallback: fallback !== null,

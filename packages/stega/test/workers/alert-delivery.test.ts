@@ -238,4 +238,55 @@ describe('alert delivery', async () => {
     await holding.stop();
     await handler;
   });
+  it('falls back to the team lead and the assignee once, and records where it fell back to', async () => {
+    hook.answer('/down', 503);
+    const event = await breachUnder({
+      in_app: false,
+      webhooks: [{ url: hook.urlOf('/down') }],
+      fallback: { after_minutes: 60, email_assignee: true, email_team_lead: true },
+    });
+    const lead = await agentInsert(pool, 'Lena Lead');
+    const team = await pool.query(
+      "insert into stega.teams (name) values ('Fallback team') returning id",
+    );
+    await pool.query(
+      'insert into stega.team_members (team_id, agent_id, is_lead) values ($1, $2, true), ($1, $3, false)',
+      [team.rows[0]?.id, lead, agentId],
+    );
+    await pool.query('update stega.tickets set team_id = $2 where id = $1', [
+      event.ticket_id,
+      team.rows[0]?.id,
+    ]);
+    await delivery('host-1').deliver(
+      { type: 'breach', payload: event },
+      { batchId: 3n, eventId: 3n },
+    );
+    const scheduled = await rowsOf(event.breach_id);
+    expect(scheduled.filter((row) => row.fallback).map((row) => row.status)).toEqual([
+      'scheduled',
+      'scheduled',
+    ]);
+    // the deadline passes (36 s at this scale; the test moves it instead of waiting)
+    await pool.query(
+      "update stega.alert_deliveries set next_attempt_at = now() where alert_id = $1 and status = 'scheduled'",
+      [event.breach_id],
+    );
+    retrier('host-5');
+    const rows = await eventually(async () => {
+      const rows = await rowsOf(event.breach_id);
+      return rows.filter((row) => row.fallback && row.status === 'delivered').length === 2
+        ? rows
+        : undefined;
+    }, 'the fallback emails');
+    const leadEmail = (await pool.query('select email from stega.agents where id = $1', [lead]))
+      .rows[0]?.email;
+    const fallbackMails = smtp.messages.filter(
+      (m) => m.header('X-Stega-Alert') === `breach-${event.breach_id}`,
+    );
+    const to = fallbackMails.flatMap((m) => m.to);
+    expect(to).toHaveLength(2);
+    expect(to).toContain(leadEmail);
+    expect(to.filter((address) => /^carla\.dias\./.test(address))).toHaveLength(1);
+    expect(rows.find((row) => !row.fallback)?.status).toMatch(/^(retrying|sending)$/);
+  });
 });
