@@ -205,6 +205,14 @@ export abstract class ConsumerLoop {
     await this.current?.done;
   }
 
+  /**
+   * Whether to ask for the next batch right after finishing one even when the cursor has
+   * reached the newest tick (a cooperative member: more pages of an open window may wait).
+   */
+  protected get refetchAfterBatch(): boolean {
+    return true;
+  }
+
   /** Registration on start (subscribe). */
   protected abstract register(): Promise<void>;
   /** The consumer's current batch, whole. */
@@ -252,6 +260,11 @@ export abstract class ConsumerLoop {
         failures = 0;
         if (messages.length > 0) {
           await this.processBatch(messages, stop);
+          // caught up: wait for the next tick's NOTIFY (one that came meanwhile is latched)
+          // instead of asking for a batch that is not there
+          if (!this.refetchAfterBatch && !(await this.ticksPending())) {
+            await this.wakeup.wait(this.pollInterval, stop);
+          }
           continue;
         }
         if (await this.ticksPending()) continue;

@@ -33,6 +33,11 @@ export class Consumer extends ConsumerLoop {
     if (this.subscribeOnStart) await this.client.subscribe(this.queue, this.name);
   }
 
+  /** A normal consumer's next batch needs a newer tick, so it waits when caught up. */
+  protected override get refetchAfterBatch(): boolean {
+    return false;
+  }
+
   protected fetch(): Promise<Message[]> {
     return this.client.receive(this.queue, this.name, { maxMessages: MAX_INT4 });
   }

@@ -4,9 +4,11 @@
 --   (queue_ticker_wake): its next producer sends NOTIFY "pgque.ticker" with the queue name
 --   at commit, and the ticker calls this function at once.
 -- * An armed queue that a producer named (i_woken; NULL: every armed queue, for a ticker
---   that has just started listening) or whose id sequence moved is ticked at once, without
---   waiting for ticker_max_count or ticker_max_lag, provided its last tick is at least
---   i_quiet old; otherwise it is returned in `deferred` for the next call.
+--   that has just started listening) is ticked at once, without waiting for
+--   ticker_max_count or ticker_max_lag, provided its last tick is at least i_quiet old;
+--   otherwise it is returned in `deferred` for the next call. The name arrives after the
+--   producer's commit, so the tick includes its events (the sequence alone would also
+--   count producers still open, and tick before them).
 -- * After such a tick the queue stays armed while its events arrive slower than
 --   i_max_rate per second; faster, it is disarmed and ticks by the thresholds, as every
 --   busy queue does, whose producers send no notification at all.
@@ -60,7 +62,7 @@ begin
         age := pg_catalog.now() - last_tick.tick_time;
         if not q.queue_ticker_wake then
           action := case when fresh = 0 and age >= i_quiet then 'arm' end;
-        elsif fresh > 0 or i_woken is null or coalesce(q.queue_name = any(i_woken), false) then
+        elsif i_woken is null or coalesce(q.queue_name = any(i_woken), false) then
           action := case when age >= i_quiet then 'tick' else 'defer' end;
         end if;
       end if;
