@@ -265,6 +265,10 @@ function cursorEncode(key: string | null, id: number): string {
   return Buffer.from(JSON.stringify([key, id]), 'utf8').toString('base64url');
 }
 
+/** The tickets' search document, as tickets_search_idx (migration 000009) indexes it. */
+const SEARCH_DOC = `to_tsvector('simple', s.subject || ' ' || s.requester_name || ' '
+  || s.requester_email || ' ' || coalesce(s.requester_org, ''))`;
+
 const CLOCK_STATE = `case when c.stopped_at is not null then 'stopped'
   when c.paused_since is not null then 'paused' else 'running' end`;
 
@@ -289,16 +293,17 @@ function whereOf(filter: TicketFilter, values: unknown[]): string {
   const breached = '(t.sla_missed or coalesce(t.next_due_at < $1, false))';
   if (filter.breached === true) parts.push(breached);
   if (filter.breached === false) parts.push(`not ${breached}`);
+  // served by sla_clocks_at_risk_idx (migration 000009): keep the expression as it is there
   const atRisk = `(t.status in ('open', 'in_progress') and t.id in (
       select c.ticket_id from stega.sla_clocks c
        where c.stopped_at is null and c.paused_since is null
-         and c.warn_at <= $1 and c.due_at > $1))`;
+         and tstzrange(least(c.warn_at, c.due_at), c.due_at) @> $1::timestamptz))`;
   if (filter.at_risk === true) parts.push(atRisk);
   if (filter.at_risk === false) parts.push(`not ${atRisk}`);
   if (filter.q !== undefined) {
     const q = `websearch_to_tsquery('simple', ${add(filter.q)}::text)`;
     parts.push(`t.id in (
-      select s.id from stega.tickets s where s.search_doc @@ ${q}
+      select s.id from stega.tickets s where ${SEARCH_DOC} @@ ${q}
       union
       select m.ticket_id from stega.ticket_comments m
        where to_tsvector('simple', m.body) @@ ${q})`);

@@ -231,12 +231,12 @@ export function LineChart(props: ChartProps) {
   const { plotW, y } = plot;
   const n = Math.max(1, xLabels.length - 1);
   const x = (i: number) => M.left + (i / n) * plotW;
-  const every = Math.max(1, Math.ceil(xLabels.length / Math.max(2, Math.floor(plotW / 80))));
+  const shown = labelIndices(xLabels, x);
   return (
     <ChartFigure {...props} plot={plot}>
       <>
         {xLabels.map((label, i) =>
-          i % every === 0 || i === xLabels.length - 1 ? (
+          shown.has(i) ? (
             <text
               key={i}
               x={x(i)}
@@ -325,6 +325,32 @@ export function BarChart(props: ChartProps) {
       })}
     </ChartFigure>
   );
+}
+
+/** Roughly how wide a tick label is drawn, px (the tick font is ~7 px per character). */
+const labelWidth = (text: string) => text.length * 7 + 12;
+
+/**
+ * The x labels to draw so that none overlaps another: the last one always (the newest
+ * bucket), then every earlier one that has room; the first is anchored at its start and the
+ * last at its end, the others at their middle.
+ */
+function labelIndices(labels: string[], x: (i: number) => number): Set<number> {
+  const shown = new Set<number>();
+  const last = labels.length - 1;
+  if (last < 0) return shown;
+  shown.add(last);
+  // the left edge of the last label drawn so far
+  let leftEdge = x(last) - labelWidth(labels[last] ?? '');
+  for (let i = last - 1; i >= 0; i--) {
+    const width = labelWidth(labels[i] ?? '');
+    const right = i === 0 ? x(i) + width : x(i) + width / 2;
+    if (right <= leftEdge) {
+      shown.add(i);
+      leftEdge = i === 0 ? x(i) : x(i) - width / 2;
+    }
+  }
+  return shown;
 }
 
 function shorten(text: string, max: number): string {

@@ -502,6 +502,8 @@ function DeadLetterSection({ queue }: { queue: string }) {
   );
   const [status, setStatus] = useState<{ text: string; error?: boolean } | undefined>();
   const [busy, setBusy] = useState<number | undefined>();
+  // replayed letters leave the list at once, not at the next poll
+  const [replayed, setReplayed] = useState<Set<number>>(() => new Set());
   const replay = async (letter: DeadLetter) => {
     setBusy(letter.id);
     setStatus(undefined);
@@ -513,6 +515,7 @@ function DeadLetterSection({ queue }: { queue: string }) {
       setStatus({
         text: `Dead letter ${result.dead_letter_id} replayed as event ${result.event_id}.`,
       });
+      setReplayed((done) => new Set(done).add(letter.id));
       letters.refresh();
     } catch (error) {
       setStatus({ text: `Replay failed: ${(error as Error).message}`, error: true });
@@ -520,7 +523,7 @@ function DeadLetterSection({ queue }: { queue: string }) {
       setBusy(undefined);
     }
   };
-  const items = letters.data?.items ?? [];
+  const items = (letters.data?.items ?? []).filter((d) => !replayed.has(d.id));
   return (
     <Section id={`dead-letters-${queue.replace(/\W+/g, '-')}`} title={`Dead letters of ${queue}`}>
       <p role="status" className={status?.error ? 'notice error' : 'notice ok'} hidden={!status}>
@@ -542,6 +545,7 @@ function DeadLetterSection({ queue }: { queue: string }) {
                 </th>
                 <th scope="col">Dead since</th>
                 <th scope="col">Type</th>
+                <th scope="col">Ticket</th>
                 <th scope="col">Event</th>
                 <th scope="col">Reason</th>
                 <th scope="col">Payload</th>
@@ -558,6 +562,13 @@ function DeadLetterSection({ queue }: { queue: string }) {
                   </td>
                   <td data-label="Dead since">{formatDateTime(d.dead_at)}</td>
                   <td data-label="Type">{d.type ?? '—'}</td>
+                  <td data-label="Ticket">
+                    {ticketOf(d.payload) ? (
+                      <Link to={`/tickets/${ticketOf(d.payload)}`}>#{ticketOf(d.payload)}</Link>
+                    ) : (
+                      '—'
+                    )}
+                  </td>
                   <td data-label="Event">
                     <span>
                       {d.event_id}
@@ -594,6 +605,18 @@ function DeadLetterSection({ queue }: { queue: string }) {
       ) : null}
     </Section>
   );
+}
+
+/** The ticket a dead event is about, when its payload names one that can exist. */
+function ticketOf(payload: string | null): number | undefined {
+  if (!payload) return undefined;
+  try {
+    const id = (JSON.parse(payload) as { ticket_id?: unknown }).ticket_id;
+    const n = typeof id === 'string' && /^\d+$/.test(id) ? Number(id) : id;
+    return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Long text shows its start; the rest opens on demand. */

@@ -70,14 +70,14 @@ export function ReportsPage({ admin, id }: { admin: boolean; id?: number }) {
           {history.length > 1 ? (
             <BarChart
               id="history-chart"
-              title="Tickets per report period"
-              summary={`Created, resolved and breached tickets in the last ${history.length} reports.`}
+              title="Tickets and SLA breaches per report period"
+              summary={`Tickets created and resolved, and SLA breaches, in the last ${history.length} reports.`}
               xName="Period"
               xLabels={history.map((r) => formatDate(r.period_start))}
-              yLabel="tickets"
+              yLabel="tickets / breaches"
               series={[
-                { name: 'Created', values: history.map((r) => r.data.created) },
-                { name: 'Resolved', values: history.map((r) => r.data.resolved) },
+                { name: 'Tickets created', values: history.map((r) => r.data.created) },
+                { name: 'Tickets resolved', values: history.map((r) => r.data.resolved) },
                 { name: 'SLA breaches', values: history.map((r) => r.data.breached) },
               ]}
             />
@@ -170,15 +170,15 @@ function ReportDetailView({ id }: { id: number }) {
           summary={people
             .map(
               (p) =>
-                `${p.assignee_name ?? 'Unassigned'}: ${p.created} created, ${p.resolved} resolved, ${p.breached} breached`,
+                `${p.assignee_name ?? 'Unassigned'}: ${p.created} tickets created, ${p.resolved} resolved, ${p.breached} SLA breaches`,
             )
             .join('; ')}
           xName="Assignee"
           xLabels={people.map((p) => p.assignee_name ?? 'Unassigned')}
-          yLabel="tickets"
+          yLabel="tickets / breaches"
           series={[
-            { name: 'Created', values: people.map((p) => p.created) },
-            { name: 'Resolved', values: people.map((p) => p.resolved) },
+            { name: 'Tickets created', values: people.map((p) => p.created) },
+            { name: 'Tickets resolved', values: people.map((p) => p.resolved) },
             { name: 'SLA breaches', values: people.map((p) => p.breached) },
           ]}
         />
