@@ -265,7 +265,7 @@ function cursorEncode(key: string | null, id: number): string {
   return Buffer.from(JSON.stringify([key, id]), 'utf8').toString('base64url');
 }
 
-/** The tickets' search document, as tickets_search_idx (migration 000009) indexes it. */
+/** The tickets' search document, as tickets_search_idx (migration 000010) indexes it. */
 const SEARCH_DOC = `to_tsvector('simple', s.subject || ' ' || s.requester_name || ' '
   || s.requester_email || ' ' || coalesce(s.requester_org, ''))`;
 
@@ -293,7 +293,7 @@ function whereOf(filter: TicketFilter, values: unknown[]): string {
   const breached = '(t.sla_missed or coalesce(t.next_due_at < $1, false))';
   if (filter.breached === true) parts.push(breached);
   if (filter.breached === false) parts.push(`not ${breached}`);
-  // served by sla_clocks_at_risk_idx (migration 000009): keep the expression as it is there
+  // served by sla_clocks_at_risk_idx (migration 000010): keep the expression as it is there
   const atRisk = `(t.status in ('open', 'in_progress') and t.id in (
       select c.ticket_id from stega.sla_clocks c
        where c.stopped_at is null and c.paused_since is null
