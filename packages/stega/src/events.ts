@@ -48,6 +48,9 @@ export const activityReportEvent = z.object({
   resolved: z.number().int().min(0),
   breached: z.number().int().min(0),
   median_first_response_minutes: z.number().nullable(),
+  /** SLA targets decided in the period, and the share of them met (null without targets). */
+  sla_targets: z.number().int().min(0).optional(),
+  sla_met_share: z.number().min(0).max(1).nullable().optional(),
 });
 export type ActivityReportEvent = z.infer<typeof activityReportEvent>;
 

@@ -77,6 +77,37 @@ export async function clockSave(db: Queryable, clocks: ClockRow[]): Promise<void
     ],
   );
   await ticketListColumnsRefresh(db, [...new Set(column('ticket_id'))]);
+  await outcomeRecord(
+    db,
+    clocks.filter((clock) => clock.stopped_at !== null),
+  );
+}
+
+/**
+ * Keeps the outcome of each stopped clock in stega.sla_outcomes (the achievement report
+ * reads them): one row per (ticket, kind, start), replaced when a reopened clock stops again.
+ */
+async function outcomeRecord(db: Queryable, stopped: ClockRow[]): Promise<void> {
+  if (stopped.length === 0) return;
+  await db.query(
+    `insert into stega.sla_outcomes (ticket_id, kind, started_at, due_at, stopped_at, met, decided_at)
+     select ticket_id, kind, started_at, due_at, stopped_at, stopped_at <= due_at,
+            case when stopped_at <= due_at then stopped_at else due_at end
+       from unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[],
+                   $5::timestamptz[]) as c(ticket_id, kind, started_at, due_at, stopped_at)
+     on conflict (ticket_id, kind, started_at) do update
+        set due_at = excluded.due_at, stopped_at = excluded.stopped_at, met = excluded.met,
+            decided_at = excluded.decided_at
+      where (stega.sla_outcomes.due_at, stega.sla_outcomes.stopped_at)
+            is distinct from (excluded.due_at, excluded.stopped_at)`,
+    [
+      stopped.map((c) => c.ticket_id),
+      stopped.map((c) => c.kind),
+      stopped.map((c) => c.started_at),
+      stopped.map((c) => c.due_at),
+      stopped.map((c) => c.stopped_at),
+    ],
+  );
 }
 
 /** Recomputes the list columns of these tickets from their clocks and breaches. */

@@ -1,6 +1,7 @@
 import type { Queryable } from '@stega/pgque';
 import { EVENT_TYPES, EVENT_VERSION } from '../events.js';
 import type { ReportPeriod } from '../jobs/report-period.js';
+import { type Achievement, achievementCompute } from './achievement.js';
 import { NOTIFICATIONS_QUEUE } from './migrate.js';
 
 export interface ActivityFigures {
@@ -12,6 +13,8 @@ export interface ActivityFigures {
 
 export interface ActivityReportData extends ActivityFigures {
   per_assignee: (ActivityFigures & { assignee_id: number | null; assignee_name: string | null })[];
+  /** SLA targets decided in the period and the share met (absent in reports made before). */
+  sla_achievement?: Pick<Achievement, 'targets' | 'met' | 'missed' | 'met_share' | 'by_metric'>;
 }
 
 /** The figures of one period: overall and per assignee (unassigned tickets under null). */
@@ -56,8 +59,20 @@ export async function reportFiguresCompute(
     breached: 0,
     median_first_response_minutes: null,
   };
+  const achievement = await achievementCompute(db, {
+    start: period.start,
+    end: period.end,
+    now: period.end,
+  });
   return {
     ...figures(overall),
+    sla_achievement: {
+      targets: achievement.targets,
+      met: achievement.met,
+      missed: achievement.missed,
+      met_share: achievement.met_share,
+      by_metric: achievement.by_metric,
+    },
     per_assignee: rows
       .filter((row) => !row.overall)
       .map((row) => ({
@@ -101,6 +116,8 @@ export async function reportInsert(
     resolved: data.resolved,
     breached: data.breached,
     median_first_response_minutes: data.median_first_response_minutes,
+    sla_targets: data.sla_achievement?.targets ?? 0,
+    sla_met_share: data.sla_achievement?.met_share ?? null,
   };
   const sent = await db.query('select pgque.send($1::text, $2::text, $3::jsonb) as event_id', [
     NOTIFICATIONS_QUEUE,

@@ -23,6 +23,7 @@ import { registerAuth } from './auth.js';
 import { handleError, handleNotFound } from './errors.js';
 import { installValidationMessages } from './messages.js';
 import { OPENAPI_WEBHOOKS } from './openapi-webhooks.js';
+import { achievementRoutes } from './routes/achievement.js';
 import { agentRoutes } from './routes/agents.js';
 import { alertRoutes } from './routes/alerts.js';
 import { calendarRoutes } from './routes/calendars.js';
@@ -157,6 +158,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(tokenRoutes(ctx));
   await app.register(alertRoutes(ctx));
   await app.register(reportRoutes(ctx));
+  await app.register(achievementRoutes(ctx));
   await app.register(operationRoutes(ctx));
   await app.register(pipelineRoutes(ctx));
   await app.register(sessionRoutes());

@@ -38,6 +38,12 @@ const deliveryProgress = {
   circuit: z.enum(['open', 'closed']).nullable(),
   fell_back_to: z.array(z.string()),
 };
+const achievementFigures = {
+  targets: z.number().int().describe('SLA targets decided in the period'),
+  met: z.number().int(),
+  missed: z.number().int(),
+  met_share: z.number().nullable().describe('met / targets (0..1); null without targets'),
+};
 
 export const agentOut = z.object({
   id,
@@ -312,6 +318,13 @@ export const reportOut = z.object({
     per_assignee: z.array(
       z.object({ ...figures, assignee_id: id.nullable(), assignee_name: z.string().nullable() }),
     ),
+    sla_achievement: z
+      .object({
+        ...achievementFigures,
+        by_metric: z.array(z.object({ kind: clockKind, ...achievementFigures })),
+      })
+      .optional()
+      .describe('SLA targets decided in the period; absent in reports made before it existed'),
   }),
 });
 
@@ -368,6 +381,34 @@ export const deadLetterOut = z.object({
   retry_count: z.number().int().nullable(),
   type: z.string().nullable(),
   payload: z.string().nullable(),
+});
+
+/** GET /api/sla-achievement. */
+export const achievementOut = z.object({
+  start: z.date(),
+  end: z.date(),
+  ...achievementFigures,
+  by_metric: z.array(z.object({ kind: clockKind, ...achievementFigures })),
+  by_priority: z.array(z.object({ priority, ...achievementFigures })),
+  by_team: z.array(
+    z.object({ team_id: id.nullable(), team_name: z.string().nullable(), ...achievementFigures }),
+  ),
+  by_requester_org: z.array(
+    z.object({ requester_org: z.string().nullable(), ...achievementFigures }),
+  ),
+});
+
+/** One missed target behind the achievement figures. */
+export const missedTargetOut = z.object({
+  ticket_id: id,
+  subject: z.string(),
+  kind: clockKind,
+  priority,
+  team_id: id.nullable(),
+  requester_org: z.string().nullable(),
+  due_at: z.date(),
+  stopped_at: nullableDate.describe('null: still running past its due time'),
+  breach_id: id.nullable(),
 });
 
 /** `{ items: [...] }`, the shape of every listing. */

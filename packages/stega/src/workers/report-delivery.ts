@@ -28,6 +28,11 @@ function reportText(report: ActivityReportEvent): { subject: string; text: strin
       `  tickets resolved:         ${report.resolved}`,
       `  SLA breaches:             ${report.breached}`,
       `  median first response:    ${report.median_first_response_minutes === null ? 'n/a' : `${report.median_first_response_minutes} min`}`,
+      ...(report.sla_targets === undefined
+        ? []
+        : [
+            `  SLA targets met:          ${report.sla_met_share == null ? 'n/a (no target decided)' : `${(report.sla_met_share * 100).toFixed(1)} % of ${report.sla_targets}`}`,
+          ]),
     ].join('\n'),
   };
 }

@@ -1,9 +1,11 @@
 import type { z } from 'zod';
 import type {
+  achievementOut,
   agentOut,
   alertPageOut,
   calendarOut,
   deadLetterOut,
+  missedTargetOut,
   outstandingDeliveriesOut,
   policyOut,
   queueOut,
@@ -47,6 +49,8 @@ export type AlertPage = Out<typeof alertPageOut>;
 export type Alert = AlertPage['items'][number];
 export type Token = Out<typeof tokenOut>;
 export type Team = Out<typeof teamOut>;
+export type Achievement = Out<typeof achievementOut>;
+export type MissedTarget = Out<typeof missedTargetOut>;
 export type Calendar = Out<typeof calendarOut>;
 export type Policy = Out<typeof policyOut>;
 export type Queue = Out<typeof queueOut>;

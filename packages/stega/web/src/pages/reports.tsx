@@ -7,6 +7,7 @@ import { formatDate, formatDateTime, formatNumber } from '../format.js';
 import { usePoll, useTitle } from '../hooks.js';
 import { Link } from '../router.js';
 import type { Report, ReportDetail } from '../types.js';
+import { AchievementSection } from './achievement.js';
 
 /** The weekly activity reports: the latest (or chosen) one with charts, and the history. */
 export function ReportsPage({ admin, id }: { admin: boolean; id?: number }) {
@@ -64,6 +65,7 @@ export function ReportsPage({ admin, id }: { admin: boolean; id?: number }) {
         empty={items.length === 0}
         emptyText="No report yet."
       />
+      <AchievementSection />
       {selectedId !== undefined ? <ReportDetailView id={selectedId} /> : null}
       {items.length > 0 ? (
         <Section id="history" title="All reports">
@@ -162,6 +164,16 @@ function ReportDetailView({ id }: { id: number }) {
           <dt>Median first response</dt>
           <dd>{minutesText(r.data.median_first_response_minutes)}</dd>
         </div>
+        {r.data.sla_achievement ? (
+          <div>
+            <dt>SLA targets met</dt>
+            <dd>
+              {r.data.sla_achievement.met_share === null
+                ? '—'
+                : `${formatNumber(r.data.sla_achievement.met_share * 100, 1)} % of ${r.data.sla_achievement.targets}`}
+            </dd>
+          </div>
+        ) : null}
       </dl>
       {people.length > 0 ? (
         <BarChart
