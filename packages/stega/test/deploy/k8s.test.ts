@@ -175,14 +175,26 @@ describe('deploy/k8s (kustomize base)', () => {
     expect(config.coopPageSize).toBe(Number(data.COOP_PAGE_SIZE));
   });
 
-  it('takes secrets from Secrets only: the owner URL for migrate, the app URL for the roles, the token for web', () => {
+  it('takes secrets from Secrets only: the owner URL for migrate, each role its own database role, the token for web', () => {
     const env = (object: Any) => object.spec.template.spec.containers[0].env as Any[];
     const secretOf = (object: Any, name: string) =>
       env(object).find((e) => e.name === name)?.valueFrom?.secretKeyRef;
     expect(secretOf(migrateJob, 'DATABASE_URL')).toEqual({ name: 'stega-db-owner', key: 'url' });
+    expect(secretOf(migrateJob, 'STEGA_APP_DB_PASSWORD')).toEqual({
+      name: 'stega-db-owner',
+      key: 'app-password',
+    });
+    // the same split as compose: stega_web, stega_worker, stega_ticker (README "Database roles")
+    const databaseRole: Record<string, string> = {
+      web: 'stega-db-web',
+      jobs: 'stega-db-web',
+      ticker: 'stega-db-ticker',
+      'notification-worker': 'stega-db-worker',
+      'sla-breach-worker': 'stega-db-worker',
+    };
     for (const role of ROLES) {
       const d = deployment(role);
-      expect(secretOf(d, 'DATABASE_URL'), role).toEqual({ name: 'stega-db-app', key: 'url' });
+      expect(secretOf(d, 'DATABASE_URL'), role).toEqual({ name: databaseRole[role], key: 'url' });
       expect(secretOf(d, 'STEGA_ADMIN_TOKEN'), role).toEqual(
         role === 'web' ? { name: 'stega-admin', key: 'token' } : undefined,
       );
@@ -192,9 +204,13 @@ describe('deploy/k8s (kustomize base)', () => {
     for (const object of objects) {
       for (const e of object.spec?.template ? env(object) : []) {
         if (
-          ['DATABASE_URL', 'STEGA_ADMIN_TOKEN', 'SMTP_URL', 'REPORT_WEBHOOK_SECRET'].includes(
-            e.name,
-          )
+          [
+            'DATABASE_URL',
+            'STEGA_ADMIN_TOKEN',
+            'STEGA_APP_DB_PASSWORD',
+            'SMTP_URL',
+            'REPORT_WEBHOOK_SECRET',
+          ].includes(e.name)
         ) {
           expect(e.value, `${object.metadata.name} ${e.name}`).toBeUndefined();
         }
@@ -206,6 +222,7 @@ describe('deploy/k8s (kustomize base)', () => {
       expect([
         'DATABASE_URL',
         'STEGA_ADMIN_TOKEN',
+        'STEGA_APP_DB_PASSWORD',
         'SMTP_URL',
         'REPORT_WEBHOOK_SECRET',
       ]).not.toContain(key);
@@ -224,9 +241,11 @@ describe('deploy/k8s (kustomize base)', () => {
     expect([...referenced].sort()).toEqual(
       [
         'stega-admin',
-        'stega-db-app',
         'stega-db-metrics',
         'stega-db-owner',
+        'stega-db-ticker',
+        'stega-db-web',
+        'stega-db-worker',
         'stega-delivery',
       ].sort(),
     );
