@@ -94,10 +94,29 @@ export const alertChannelsSchema = z.strictObject({
   fallback: fallbackSchema.optional(),
 });
 
+/**
+ * The channels of a PATCH: as above, but `retry` and `fallback` may be null (remove them).
+ * When a PATCH leaves either out, the policy keeps the one it has (services/policies.ts), so a
+ * client that does not know them (an older one, the web form before it edited them) does not
+ * drop them by replacing the channels.
+ */
+export const alertChannelsPatchSchema = alertChannelsSchema.extend({
+  retry: retryPolicySchema
+    .nullable()
+    .optional()
+    .describe('absent: keep the policy’s retry schedule; null: remove it (the defaults apply)'),
+  fallback: fallbackSchema
+    .nullable()
+    .optional()
+    .describe('absent: keep the policy’s fallback; null: remove it'),
+});
+
 /** A policy's channels with every default filled in. */
 export type AlertChannels = z.output<typeof alertChannelsSchema>;
 /** Channels as given: omitted fields take their defaults. */
 export type AlertChannelsInput = z.input<typeof alertChannelsSchema>;
+/** Channels of a PATCH: `retry` / `fallback` null removes them, absent keeps them. */
+export type AlertChannelsPatch = z.input<typeof alertChannelsPatchSchema>;
 
 /**
  * A webhook URL as a non-admin may see it and as logs print it: scheme, host (with port) and

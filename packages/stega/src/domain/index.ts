@@ -3,6 +3,8 @@
 export {
   type AlertChannels,
   type AlertChannelsInput,
+  type AlertChannelsPatch,
+  alertChannelsPatchSchema,
   alertChannelsSchema,
   DEFAULT_GIVE_UP_AFTER_HOURS,
   DEFAULT_RETRY_DELAYS_SECONDS,

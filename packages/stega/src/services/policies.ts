@@ -14,7 +14,7 @@ import {
 } from '../db/policies.js';
 import { inTransaction } from '../db/pool.js';
 import { slaDeadlineArmNext } from '../db/sla-deadline.js';
-import { maskWebhookUrl, type Priority } from '../domain/index.js';
+import { type AlertChannelsPatch, maskWebhookUrl, type Priority } from '../domain/index.js';
 import type { Actor, ServiceContext } from './context.js';
 import { ConflictError, type Issue, NotFoundError, toAppError, ValidationError } from './errors.js';
 import { requireTeam } from './teams.js';
@@ -85,7 +85,28 @@ export interface PolicyInput {
   alert_channels?: AlertChannels;
 }
 
+/** A PATCH: any fields; its `alert_channels` may leave out or null `retry` and `fallback`. */
+export type PolicyPatch = Partial<Omit<PolicyInput, 'alert_channels'>> & {
+  alert_channels?: AlertChannelsPatch;
+};
+
 const DEFAULT_CHANNELS: AlertChannels = { in_app: true };
+
+/**
+ * The channels a PATCH stores: the given ones, with the current `retry` and `fallback` kept
+ * where the patch leaves them out (so a client unaware of them does not drop them) and removed
+ * where it sets them to null.
+ */
+function patchedChannels(current: AlertChannels, patch: AlertChannelsPatch): AlertChannels {
+  const { retry, fallback, ...rest } = patch;
+  const keptRetry = retry === undefined ? current.retry : (retry ?? undefined);
+  const keptFallback = fallback === undefined ? current.fallback : (fallback ?? undefined);
+  return {
+    ...rest,
+    ...(keptRetry ? { retry: keptRetry } : {}),
+    ...(keptFallback ? { fallback: keptFallback } : {}),
+  };
+}
 
 export async function listPolicies(ctx: ServiceContext, viewer?: Actor): Promise<PolicyView[]> {
   return (await policyList(ctx.pool)).map((row) => policyView(row, viewer));
@@ -154,14 +175,25 @@ export async function createPolicy(
 export async function updatePolicy(
   ctx: ServiceContext,
   id: number,
-  patch: Partial<PolicyInput>,
+  patch: PolicyPatch,
   viewer?: Actor,
 ): Promise<PolicyView> {
-  await requireSafeWebhooks(ctx, patch.alert_channels);
+  const { alert_channels: channelsPatch, ...rest } = patch;
+  const given = channelsPatch
+    ? {
+        ...channelsPatch,
+        retry: channelsPatch.retry ?? undefined,
+        fallback: channelsPatch.fallback ?? undefined,
+      }
+    : undefined;
+  await requireSafeWebhooks(ctx, given);
   return inTransaction(ctx.pool, async (tx) => {
     const current = await policyGet(tx, id);
     if (!current) throw new NotFoundError('SLA policy', id);
-    const fields = fieldsOf({ ...current, ...patch }, current);
+    const alertChannels = channelsPatch
+      ? patchedChannels(current.alert_channels, channelsPatch)
+      : current.alert_channels;
+    const fields = fieldsOf({ ...current, ...rest, alert_channels: alertChannels }, current);
     return withPolicyErrors(fields, async () => {
       if (patch.calendar_id !== undefined) await requireCalendar(tx, fields.calendar_id);
       if (patch.team_id != null) await requireTeam(tx, patch.team_id, 'team_id');

@@ -147,4 +147,101 @@ describe('webhook targets of SLA policies', async () => {
     );
     expect(legacy.description).toMatch(/^Deprecated/);
   });
+
+  it('keeps a policy’s retry and fallback when a PATCH of its channels leaves them out, and removes them on null', async () => {
+    const created = await open.admin({
+      method: 'POST',
+      url: '/api/sla-policies',
+      payload: {
+        priority: 'low',
+        requester_org: 'Keep Co',
+        first_response_minutes: 60,
+        resolution_minutes: 240,
+        calendar_id: openCalendar,
+        alert_channels: {
+          in_app: true,
+          email: ['oncall@keep.test'],
+          retry: { delays_seconds: [1, 5], give_up_after_hours: 48 },
+          fallback: {
+            after_minutes: 5,
+            email: ['lead@keep.test'],
+            email_team_lead: true,
+            webhooks: [{ url: 'http://127.0.0.1:9/fallback', secret: 'a-secret-of-16-chars+' }],
+          },
+        },
+      },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+    const retry = { delays_seconds: [1, 5], give_up_after_hours: 48 };
+    const fallback = {
+      after_minutes: 5,
+      email: ['lead@keep.test'],
+      email_assignee: false,
+      email_team_lead: true,
+      webhooks: [{ url: 'http://127.0.0.1:9/fallback', has_secret: true }],
+    };
+    expect(created.body.alert_channels).toMatchObject({ retry, fallback });
+
+    // what a client unaware of retry and fallback sends: the primary channels only
+    const primaryOnly = await open.admin({
+      method: 'PATCH',
+      url: `/api/sla-policies/${id}`,
+      payload: {
+        alert_channels: { in_app: false, email: ['other@keep.test'], email_assignee: true },
+      },
+    });
+    expect(primaryOnly.status).toBe(200);
+    expect(primaryOnly.body.alert_channels).toEqual({
+      in_app: false,
+      email: ['other@keep.test'],
+      email_assignee: true,
+      webhooks: [],
+      retry,
+      fallback,
+    });
+    // a change of the name alone keeps them too
+    const renamed = await open.admin({
+      method: 'PATCH',
+      url: `/api/sla-policies/${id}`,
+      payload: { name: 'Keep Co low' },
+    });
+    expect(renamed.body.alert_channels).toMatchObject({ retry, fallback });
+
+    // a new fallback replaces the old one; null removes retry
+    const changed = await open.admin({
+      method: 'PATCH',
+      url: `/api/sla-policies/${id}`,
+      payload: {
+        alert_channels: {
+          in_app: true,
+          retry: null,
+          fallback: { after_minutes: 10, email_assignee: true },
+        },
+      },
+    });
+    expect(changed.status).toBe(200);
+    expect(changed.body.alert_channels.retry).toBeUndefined();
+    expect(changed.body.alert_channels.fallback).toEqual({
+      after_minutes: 10,
+      email: [],
+      email_assignee: true,
+      email_team_lead: false,
+      webhooks: [],
+    });
+    const removed = await open.admin({
+      method: 'PATCH',
+      url: `/api/sla-policies/${id}`,
+      payload: { alert_channels: { in_app: true, fallback: null } },
+    });
+    expect(removed.status).toBe(200);
+    expect(removed.body.alert_channels.fallback).toBeUndefined();
+    const stored = await open.admin({ method: 'GET', url: `/api/sla-policies/${id}` });
+    expect(stored.body.alert_channels).toEqual({
+      in_app: true,
+      email: [],
+      email_assignee: false,
+      webhooks: [],
+    });
+  });
 });

@@ -178,6 +178,101 @@ describe('the agent screen in a browser', async () => {
     expect(saved.body.alert_channels.email_assignee).toBe(true);
   });
 
+  it('keeps a policy’s retry and fallback through the form, and edits them', async () => {
+    const calendars = await stega.api<{ items: { id: number }[] }>('GET', '/api/calendars');
+    const retry = { delays_seconds: [1, 5], give_up_after_hours: 48 };
+    const fallback = {
+      after_minutes: 5,
+      email: ['lead@fallback.test'],
+      email_assignee: false,
+      email_team_lead: true,
+      webhooks: [],
+    };
+    const created = await stega.api<{ id: number }>('POST', '/api/sla-policies', {
+      name: 'Fallback policy',
+      priority: 'low',
+      requester_org: 'Fallback Co',
+      first_response_minutes: 60,
+      resolution_minutes: 240,
+      calendar_id: calendars.body.items[0]?.id,
+      alert_channels: { in_app: true, email: ['oncall@fallback.test'], retry, fallback },
+    });
+    expect(created.status).toBe(201);
+    const url = `/api/sla-policies/${created.body.id}`;
+    type Channels = { alert_channels: Record<string, unknown> };
+
+    await page.goto(`${stega.url}/policies/${created.body.id}`);
+    const name = page.getByLabel('Name', { exact: true });
+    await expect.poll(() => name.inputValue()).toBe('Fallback policy');
+    // the form shows what the policy has
+    expect(await page.getByLabel('Fall back after (minutes)').inputValue()).toBe('5');
+    expect(await page.getByLabel('Keep trying for (hours)').inputValue()).toBe('48');
+    expect(await page.getByLabel('Fallback email recipients').inputValue()).toBe(
+      'lead@fallback.test',
+    );
+    expect(
+      await page.getByLabel('Fall back to the email of the ticket’s team lead').isChecked(),
+    ).toBe(true);
+
+    // a change of the primary channels only: retry and fallback stay as they were
+    await page.getByLabel('Email the assignee', { exact: true }).check();
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.getByText('Saved.').waitFor();
+    const kept = await stega.api<Channels>('GET', url);
+    expect(kept.body.alert_channels).toEqual({
+      in_app: true,
+      email: ['oncall@fallback.test'],
+      email_assignee: true,
+      webhooks: [],
+      retry,
+      fallback,
+    });
+
+    // edit the fallback and the retry horizon in the form
+    await page.getByLabel('Fall back after (minutes)').fill('10');
+    await page.getByLabel('Fall back to the assignee’s email').check();
+    await page
+      .getByLabel('Fallback email recipients')
+      .fill('lead@fallback.test\nboss@fallback.test');
+    await page.getByLabel('Keep trying for (hours)').fill('72');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await expect
+      .poll(async () => (await stega.api<Channels>('GET', url)).body.alert_channels)
+      .toEqual({
+        in_app: true,
+        email: ['oncall@fallback.test'],
+        email_assignee: true,
+        webhooks: [],
+        retry: { delays_seconds: [1, 5], give_up_after_hours: 72 },
+        fallback: {
+          after_minutes: 10,
+          email: ['lead@fallback.test', 'boss@fallback.test'],
+          email_assignee: true,
+          email_team_lead: true,
+          webhooks: [],
+        },
+      });
+
+    // a bad value is shown next to its field
+    await page.getByLabel('Fall back after (minutes)').fill('0');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    expect(await errorOf(page.getByLabel('Fall back after (minutes)'))).toContain(
+      'more than 0 minutes',
+    );
+    await page.getByLabel('Fall back after (minutes)').fill('10');
+
+    // turning the fallback off removes it; the retry schedule stays
+    await page.getByLabel(/alert these too/).uncheck();
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await expect
+      .poll(async () => (await stega.api<Channels>('GET', url)).body.alert_channels.fallback)
+      .toBeUndefined();
+    expect((await stega.api<Channels>('GET', url)).body.alert_channels.retry).toEqual({
+      delays_seconds: [1, 5],
+      give_up_after_hours: 72,
+    });
+  });
+
   it('sorts open work by next SLA deadline, and finds a ticket by a word in a comment', async () => {
     for (const priority of ['low', 'urgent', 'normal', 'high']) {
       await newTicket({ subject: `Sort test ${priority}`, priority });

@@ -1,6 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { alertChannelsSchema, prioritySchema } from '../../domain/index.js';
+import {
+  alertChannelsPatchSchema,
+  alertChannelsSchema,
+  prioritySchema,
+} from '../../domain/index.js';
 import type { ServiceContext } from '../../services/context.js';
 import {
   createPolicy,
@@ -60,7 +64,11 @@ const patchBody = z
     resolution_minutes: minutes.optional(),
     next_reply_minutes: policyFields.next_reply_minutes.optional(),
     calendar_id: policyFields.calendar_id.optional(),
-    alert_channels: alertChannelsSchema.optional(),
+    alert_channels: alertChannelsPatchSchema
+      .optional()
+      .describe(
+        'replaces the channels; `retry` and `fallback` left out keep the policy’s own, null removes them',
+      ),
   })
   .refine((body) => Object.keys(body).length > 0, { error: 'give at least one field to change' });
 

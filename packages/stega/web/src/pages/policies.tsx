@@ -106,6 +106,8 @@ function channelSummary(p: Policy): string {
   if (p.alert_channels.email.length > 0) parts.push(`${p.alert_channels.email.length} email`);
   if (p.alert_channels.webhooks.length > 0)
     parts.push(`${p.alert_channels.webhooks.length} webhook`);
+  if (p.alert_channels.fallback)
+    parts.push(`fallback after ${formatMinutes(p.alert_channels.fallback.after_minutes)}`);
   return parts.join(', ') || 'none';
 }
 
@@ -128,6 +130,16 @@ interface PolicyDraft {
   email: string;
   email_assignee: boolean;
   webhooks: WebhookDraft[];
+  /** Retry delays, seconds, comma-separated; empty: the defaults. */
+  retry_delays: string;
+  /** Retry horizon, hours; empty: the default (24). */
+  retry_hours: string;
+  fallback: boolean;
+  fallback_after_minutes: string;
+  fallback_email: string;
+  fallback_email_assignee: boolean;
+  fallback_email_team_lead: boolean;
+  fallback_webhooks: WebhookDraft[];
 }
 
 const NEW_POLICY: PolicyDraft = {
@@ -143,7 +155,18 @@ const NEW_POLICY: PolicyDraft = {
   email: '',
   email_assignee: false,
   webhooks: [],
+  retry_delays: '',
+  retry_hours: '',
+  fallback: false,
+  fallback_after_minutes: '5',
+  fallback_email: '',
+  fallback_email_assignee: false,
+  fallback_email_team_lead: false,
+  fallback_webhooks: [],
 };
+
+const webhookDrafts = (hooks: { url: string; has_secret: boolean }[]): WebhookDraft[] =>
+  hooks.map((w) => ({ url: w.url, secret: '', has_secret: w.has_secret }));
 
 function draftOf(p: Policy): PolicyDraft {
   return {
@@ -158,11 +181,18 @@ function draftOf(p: Policy): PolicyDraft {
     in_app: p.alert_channels.in_app,
     email: p.alert_channels.email.join('\n'),
     email_assignee: p.alert_channels.email_assignee,
-    webhooks: p.alert_channels.webhooks.map((w) => ({
-      url: w.url,
-      secret: '',
-      has_secret: w.has_secret,
-    })),
+    webhooks: webhookDrafts(p.alert_channels.webhooks),
+    retry_delays: (p.alert_channels.retry?.delays_seconds ?? []).join(', '),
+    retry_hours:
+      p.alert_channels.retry?.give_up_after_hours === undefined
+        ? ''
+        : String(p.alert_channels.retry.give_up_after_hours),
+    fallback: p.alert_channels.fallback !== undefined,
+    fallback_after_minutes: String(p.alert_channels.fallback?.after_minutes ?? 5),
+    fallback_email: (p.alert_channels.fallback?.email ?? []).join('\n'),
+    fallback_email_assignee: p.alert_channels.fallback?.email_assignee ?? false,
+    fallback_email_team_lead: p.alert_channels.fallback?.email_team_lead ?? false,
+    fallback_webhooks: webhookDrafts(p.alert_channels.fallback?.webhooks ?? []),
   };
 }
 
@@ -172,18 +202,78 @@ function numberOrText(value: string): number | string {
   return trimmed !== '' && Number.isFinite(Number(trimmed)) ? Number(trimmed) : trimmed;
 }
 
+const addresses = (text: string) =>
+  text
+    .split(/[\n,]/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+const webhooksOf = (hooks: WebhookDraft[]) =>
+  hooks.map((w) => ({ url: w.url.trim(), ...(w.secret ? { secret: w.secret } : {}) }));
+
+/** The primary channels the form edits (in-app, email, the assignee, webhooks). */
 function channelsOf(d: PolicyDraft) {
   return {
     in_app: d.in_app,
-    email: d.email
-      .split(/[\n,]/)
-      .map((s) => s.trim())
-      .filter(Boolean),
+    email: addresses(d.email),
     email_assignee: d.email_assignee,
-    webhooks: d.webhooks.map((w) => ({
-      url: w.url.trim(),
-      ...(w.secret ? { secret: w.secret } : {}),
-    })),
+    webhooks: webhooksOf(d.webhooks),
+  };
+}
+
+/** The retry schedule of the draft; null when it names none (the defaults apply). */
+function retryOf(d: PolicyDraft) {
+  const delays = d.retry_delays
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .map(numberOrText);
+  const hours = d.retry_hours.trim();
+  if (delays.length === 0 && hours === '') return null;
+  return {
+    ...(delays.length > 0 ? { delays_seconds: delays } : {}),
+    ...(hours !== '' ? { give_up_after_hours: numberOrText(hours) } : {}),
+  };
+}
+
+/** The fallback of the draft; null when it has none. */
+function fallbackOf(d: PolicyDraft) {
+  if (!d.fallback) return null;
+  return {
+    after_minutes: numberOrText(d.fallback_after_minutes),
+    email: addresses(d.fallback_email),
+    email_assignee: d.fallback_email_assignee,
+    email_team_lead: d.fallback_email_team_lead,
+    webhooks: webhooksOf(d.fallback_webhooks),
+  };
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The alert_channels of a PATCH, or undefined when the form changed none of them. `retry`
+ * and `fallback` are sent only when changed (null removes them): left out, the API keeps the
+ * policy's own, fallback webhook secrets included.
+ */
+function channelsPatchOf(d: PolicyDraft, original: PolicyDraft) {
+  const primaryChanged = !same(channelsOf(d), channelsOf(original));
+  const retryChanged = !same(retryOf(d), retryOf(original));
+  const fallbackChanged = !same(fallbackOf(d), fallbackOf(original));
+  if (!primaryChanged && !retryChanged && !fallbackChanged) return undefined;
+  return {
+    ...channelsOf(d),
+    ...(retryChanged ? { retry: retryOf(d) } : {}),
+    ...(fallbackChanged ? { fallback: fallbackOf(d) } : {}),
+  };
+}
+
+/** The alert_channels of a new policy. */
+function newChannelsOf(d: PolicyDraft) {
+  const retry = retryOf(d);
+  const fallback = fallbackOf(d);
+  return {
+    ...channelsOf(d),
+    ...(retry ? { retry } : {}),
+    ...(fallback ? { fallback } : {}),
   };
 }
 
@@ -202,7 +292,7 @@ function bodyOf(d: PolicyDraft) {
 }
 
 const FIELD_PATHS =
-  /^(name|priority|requester_org|team_id|first_response_minutes|resolution_minutes|next_reply_minutes|calendar_id|alert_channels(\.in_app|\.email_assignee|\.email.*|\.webhooks\[\d+\]\.(url|secret))?)$/;
+  /^(name|priority|requester_org|team_id|first_response_minutes|resolution_minutes|next_reply_minutes|calendar_id|alert_channels(\.in_app|\.email_assignee|\.email.*|\.webhooks\[\d+\]\.(url|secret)|\.retry(\.delays_seconds.*|\.give_up_after_hours)?|\.fallback(\.after_minutes|\.email_assignee|\.email_team_lead|\.email.*|\.webhooks\[\d+\]\.(url|secret))?)?)$/;
 
 /** View (any token) or edit (admin) one SLA policy; errors appear next to their fields. */
 export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
@@ -248,11 +338,19 @@ export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
       ...d,
       webhooks: d.webhooks.map((w, i) => (i === index ? { ...w, ...change } : w)),
     }));
+  const setFallbackWebhook = (index: number, change: Partial<WebhookDraft>) =>
+    setDraft((d) => ({
+      ...d,
+      fallback_webhooks: d.fallback_webhooks.map((w, i) => (i === index ? { ...w, ...change } : w)),
+    }));
 
-  const channelsChanged =
-    !original || JSON.stringify(channelsOf(draft)) !== JSON.stringify(channelsOf(original));
+  const channelsPatch = original ? channelsPatchOf(draft, original) : undefined;
   const secretsLost =
-    editing && channelsChanged && draft.webhooks.some((w) => w.has_secret && w.secret === '');
+    editing &&
+    channelsPatch !== undefined &&
+    (draft.webhooks.some((w) => w.has_secret && w.secret === '') ||
+      (channelsPatch.fallback !== undefined &&
+        draft.fallback_webhooks.some((w) => w.has_secret && w.secret === '')));
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -263,7 +361,7 @@ export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
       if (editing && original) {
         const before = bodyOf(original) as Record<string, unknown>;
         for (const key of Object.keys(body)) if (body[key] === before[key]) delete body[key];
-        if (channelsChanged) body.alert_channels = channelsOf(draft);
+        if (channelsPatch) body.alert_channels = channelsPatch;
         if (Object.keys(body).length === 0) {
           setSaved('Nothing changed.');
           return;
@@ -274,7 +372,7 @@ export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
         setOriginal(draftOf(policy));
         setSaved('Saved.');
       } else {
-        body.alert_channels = channelsOf(draft);
+        body.alert_channels = newChannelsOf(draft);
         const policy = await api<Policy>('POST', '/api/sla-policies', body);
         navigate(`/policies/${policy.id}`, { replace: true });
       }
@@ -292,14 +390,20 @@ export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
     );
   }
   const title = editing ? (loaded ? loaded.name : 'SLA policy') : 'New SLA policy';
-  const emailError = issues
-    .filter((i) => i.path.startsWith('alert_channels.email'))
-    .map((i) => {
-      const index = /\[(\d+)\]/.exec(i.path)?.[1];
-      return index === undefined ? i.message : `address ${Number(index) + 1}: ${i.message}`;
-    })
-    .join('; ');
+  const listError = (prefix: string, noun: string) =>
+    issues
+      .filter((i) => i.path === prefix || i.path.startsWith(`${prefix}[`))
+      .map((i) => {
+        const index = /\[(\d+)\]/.exec(i.path)?.[1];
+        return index === undefined ? i.message : `${noun} ${Number(index) + 1}: ${i.message}`;
+      })
+      .join('; ');
+  const emailError = listError('alert_channels.email', 'address');
   const emailId = fieldId('alert_channels.email');
+  const fallbackEmailError = listError('alert_channels.fallback.email', 'address');
+  const fallbackEmailId = fieldId('alert_channels.fallback.email');
+  const delaysError = listError('alert_channels.retry.delays_seconds', 'delay');
+  const delaysId = fieldId('alert_channels.retry.delays_seconds');
 
   return (
     <div className="page narrow-page">
@@ -537,10 +641,203 @@ export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
               />
             ) : null}
           </fieldset>
+
+          <fieldset className="group">
+            <legend>Retries</legend>
+            <p className="muted small">
+              A failing email or webhook is tried again after each delay (the last one repeats)
+              until the horizon. Empty: after 1, 2, 5, 15, 30, 60, 120 s, then every 5 minutes, for
+              24 hours.
+            </p>
+            <div className="row">
+              <div className={`field${delaysError ? ' has-error' : ''}`}>
+                <label htmlFor={delaysId}>Delays between tries (seconds)</label>
+                <input
+                  id={delaysId}
+                  value={draft.retry_delays}
+                  placeholder="1, 2, 5, 15, 30, 60, 120, 300"
+                  onChange={(e) => set('retry_delays', e.target.value)}
+                  aria-invalid={delaysError ? true : undefined}
+                  aria-describedby={delaysError ? `${delaysId}-error` : undefined}
+                />
+                <FieldError id={`${delaysId}-error`} message={delaysError || undefined} />
+              </div>
+              <Field
+                path="alert_channels.retry.give_up_after_hours"
+                label="Keep trying for (hours)"
+                issues={issues}
+              >
+                {(aria) => (
+                  <input
+                    {...aria}
+                    inputMode="decimal"
+                    placeholder="24"
+                    value={draft.retry_hours}
+                    onChange={(e) => set('retry_hours', e.target.value)}
+                  />
+                )}
+              </Field>
+            </div>
+            {issueAt(issues, 'alert_channels.retry') ? (
+              <FieldError
+                id={`${fieldId('alert_channels.retry')}-error`}
+                message={issueAt(issues, 'alert_channels.retry')}
+              />
+            ) : null}
+          </fieldset>
+
+          <fieldset className="group">
+            <legend>Fallback</legend>
+            <label className="check">
+              <input
+                type="checkbox"
+                id={fieldId('alert_channels.fallback')}
+                checked={draft.fallback}
+                onChange={(e) => set('fallback', e.target.checked)}
+              />
+              When the emails and webhooks above have not all delivered in time, alert these too
+            </label>
+            {draft.fallback ? (
+              <>
+                <Field
+                  path="alert_channels.fallback.after_minutes"
+                  label="Fall back after (minutes)"
+                  issues={issues}
+                  hint="Counted from the alert. Cancelled when every email and webhook above delivered first."
+                >
+                  {(aria) => (
+                    <input
+                      {...aria}
+                      inputMode="decimal"
+                      value={draft.fallback_after_minutes}
+                      onChange={(e) => set('fallback_after_minutes', e.target.value)}
+                    />
+                  )}
+                </Field>
+                <label className="check">
+                  <input
+                    type="checkbox"
+                    id={fieldId('alert_channels.fallback.email_assignee')}
+                    checked={draft.fallback_email_assignee}
+                    onChange={(e) => set('fallback_email_assignee', e.target.checked)}
+                  />
+                  Fall back to the assignee’s email
+                </label>
+                <label className="check">
+                  <input
+                    type="checkbox"
+                    id={fieldId('alert_channels.fallback.email_team_lead')}
+                    checked={draft.fallback_email_team_lead}
+                    onChange={(e) => set('fallback_email_team_lead', e.target.checked)}
+                  />
+                  Fall back to the email of the ticket’s team lead
+                </label>
+                <div className={`field${fallbackEmailError ? ' has-error' : ''}`}>
+                  <label htmlFor={fallbackEmailId}>Fallback email recipients</label>
+                  <p className="hint" id={`${fallbackEmailId}-hint`}>
+                    One address per line.
+                  </p>
+                  <textarea
+                    id={fallbackEmailId}
+                    rows={2}
+                    value={draft.fallback_email}
+                    onChange={(e) => set('fallback_email', e.target.value)}
+                    aria-invalid={fallbackEmailError ? true : undefined}
+                    aria-describedby={`${fallbackEmailId}-hint${fallbackEmailError ? ` ${fallbackEmailId}-error` : ''}`}
+                  />
+                  <FieldError
+                    id={`${fallbackEmailId}-error`}
+                    message={fallbackEmailError || undefined}
+                  />
+                </div>
+                <div className="webhooks">
+                  <p className="label-like">Fallback webhooks</p>
+                  {draft.fallback_webhooks.length === 0 ? (
+                    <p className="muted small">None.</p>
+                  ) : null}
+                  {draft.fallback_webhooks.map((w, i) => {
+                    const base = `alert_channels.fallback.webhooks[${i}]`;
+                    return (
+                      <div className="webhook-row" key={i}>
+                        <Field
+                          path={`${base}.url`}
+                          label={`Fallback webhook ${i + 1} URL`}
+                          issues={issues}
+                        >
+                          {(aria) => (
+                            <input
+                              {...aria}
+                              type="url"
+                              value={w.url}
+                              onChange={(e) => setFallbackWebhook(i, { url: e.target.value })}
+                            />
+                          )}
+                        </Field>
+                        <Field
+                          path={`${base}.secret`}
+                          label={`Fallback webhook ${i + 1} secret`}
+                          issues={issues}
+                          hintAfter
+                          hint={
+                            w.has_secret
+                              ? 'A secret is set. Re-enter it if you change the fallback, or the calls go unsigned.'
+                              : 'Optional, at least 16 characters: calls are signed with HMAC-SHA256.'
+                          }
+                        >
+                          {(aria) => (
+                            <input
+                              {...aria}
+                              type="password"
+                              autoComplete="off"
+                              value={w.secret}
+                              onChange={(e) => setFallbackWebhook(i, { secret: e.target.value })}
+                            />
+                          )}
+                        </Field>
+                        <button
+                          type="button"
+                          className="secondary small"
+                          onClick={() =>
+                            setDraft((d) => ({
+                              ...d,
+                              fallback_webhooks: d.fallback_webhooks.filter((_, j) => j !== i),
+                            }))
+                          }
+                        >
+                          Remove fallback webhook {i + 1}
+                        </button>
+                      </div>
+                    );
+                  })}
+                  <button
+                    type="button"
+                    className="secondary small"
+                    onClick={() =>
+                      setDraft((d) => ({
+                        ...d,
+                        fallback_webhooks: [
+                          ...d.fallback_webhooks,
+                          { url: '', secret: '', has_secret: false },
+                        ],
+                      }))
+                    }
+                  >
+                    Add a fallback webhook
+                  </button>
+                </div>
+              </>
+            ) : null}
+            {issueAt(issues, 'alert_channels.fallback') ? (
+              <FieldError
+                id={`${fieldId('alert_channels.fallback')}-error`}
+                message={issueAt(issues, 'alert_channels.fallback')}
+              />
+            ) : null}
+          </fieldset>
           {secretsLost ? (
             <p className="notice warn">
-              Saving replaces the alert channels: webhooks whose secret you do not re-enter will be
-              called unsigned.
+              Saving replaces the alert channels you changed: webhooks whose secret you do not
+              re-enter will be called unsigned.
             </p>
           ) : null}
           {admin ? (
