@@ -5,8 +5,10 @@
 --   at commit, and the ticker calls this function at once.
 -- * An armed queue that a producer named (i_woken; NULL: every armed queue, for a ticker
 --   that has just started listening) is ticked at once, without waiting for
---   ticker_max_count or ticker_max_lag, provided its last tick is at least i_quiet old;
---   otherwise it is returned in `deferred` for the next call. The name arrives after the
+--   ticker_max_count or ticker_max_lag, provided its last tick is at least i_quiet old
+--   and every consumer active within the last second has taken that tick (a slow consumer
+--   then gets fewer, larger batches, not a backlog of tiny ones); otherwise it is returned
+--   in `deferred` for the next call. The name arrives after the
 --   producer's commit, so the tick includes its events (the sequence alone would also
 --   count producers still open, and tick before them).
 -- * After such a tick the queue stays armed while its events arrive slower than
@@ -63,7 +65,19 @@ begin
         if not q.queue_ticker_wake then
           action := case when fresh = 0 and age >= i_quiet then 'arm' end;
         elsif i_woken is null or coalesce(q.queue_name = any(i_woken), false) then
-          action := case when age >= i_quiet then 'tick' else 'defer' end;
+          action := case
+            when age < i_quiet then 'defer'
+            -- events coming faster than i_max_rate: busy, back to the thresholds
+            when fresh > 0
+             and fresh / greatest(extract(epoch from age)::float8, 0.001) > i_max_rate then 'disarm'
+            -- a live consumer has not taken the newest tick yet: wait for it, so a slow
+            -- consumer gets fewer, larger batches instead of a backlog of tiny ones
+            when exists (select 1 from pgque.subscription s
+                          where s.sub_queue = q.queue_id
+                            and coalesce(s.sub_next_tick, s.sub_last_tick) < last_tick.tick_id
+                            and s.sub_active > pg_catalog.now() - interval '1 second') then 'defer'
+            else 'tick'
+          end;
         end if;
       end if;
       exit when action is null;
