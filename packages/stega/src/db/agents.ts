@@ -112,3 +112,24 @@ export async function agentZonesByEmail(
   for (const row of rows) if (row.zone) zones.set(String(row.email), String(row.zone));
   return zones;
 }
+
+/**
+ * The zone of each of the given agents that has one: their own, else their first team's (by
+ * id); agents with neither are absent.
+ */
+export async function agentZonesById(db: Queryable, ids: number[]): Promise<Map<number, string>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await db.query(
+    `select ag.id, coalesce(ag.time_zone,
+              (select tm.time_zone from stega.team_members m
+                 join stega.teams tm on tm.id = m.team_id
+                where m.agent_id = ag.id and tm.time_zone is not null
+                order by tm.id limit 1)) as zone
+       from stega.agents ag
+      where ag.id = any ($1::bigint[])`,
+    [ids],
+  );
+  const zones = new Map<number, string>();
+  for (const row of rows) if (row.zone) zones.set(Number(row.id), String(row.zone));
+  return zones;
+}

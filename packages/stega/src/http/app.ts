@@ -161,7 +161,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(achievementRoutes(ctx));
   await app.register(operationRoutes(ctx));
   await app.register(pipelineRoutes(ctx));
-  await app.register(sessionRoutes());
+  await app.register(sessionRoutes(ctx));
   await app.register(uiRoutes(deps.webRoot));
   return app;
 }

@@ -37,6 +37,7 @@ export async function startSlaBreachWorker(
     webhookTimeoutMs: config.webhookTimeoutMs,
     webhookAllowedNetworks: config.webhookAllowedNetworks,
     publicUrl: resources.publicUrl,
+    timeZone: config.timeZone,
     deliveredBy: config.subconsumerName,
     timeScale: config.slaRetryTimeScale,
     circuitFailures: config.slaCircuitFailures,

@@ -1,7 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { alertEmailText, alertInAppText, clockWords } from '../channels/alert-text.js';
 import type { EmailSender } from '../channels/email.js';
 import { postWebhook, WebhookError } from '../channels/webhook.js';
+import { agentZonesByEmail, agentZonesById } from '../db/agents.js';
 import {
   alertLedgerOutcomes,
   alertLedgerRecord,
@@ -40,6 +42,11 @@ export interface AlertDeliveryDeps {
   webhookAllowedNetworks?: readonly string[];
   /** Base URL of the web UI, for links in messages. */
   publicUrl: string;
+  /**
+   * Zone of readers with none of their own (config.timeZone, STEGA_TIME_ZONE; default UTC):
+   * emails and in-app alerts state times in the recipient agent's zone, else this one.
+   */
+  timeZone?: string;
   /** Subconsumer name of this worker, recorded as `delivered_by`. */
   deliveredBy: string;
   /** Multiplies retry delays, the give-up horizon, the probe interval and fallback deadlines. */
@@ -66,9 +73,9 @@ const shortHash = (text: string) => createHash('sha256').update(text).digest('he
 /** 4xx answers worth retrying: the receiver may accept the same request later. */
 const RETRYABLE_4XX = new Set([408, 409, 425, 429]);
 
-function describe(alert: AlertEvent): { subject: string; text: string; alertId: number } {
+function describe(alert: AlertEvent): { subject: string; alertId: number } {
   const p = alert.payload;
-  const clock = p.kind.replace('_', ' ');
+  const clock = clockWords(p.kind);
   const what =
     alert.type === 'breach'
       ? `${clock} SLA breached`
@@ -77,13 +84,6 @@ function describe(alert: AlertEvent): { subject: string; text: string; alertId: 
   return {
     alertId,
     subject: `[Stega] Ticket #${p.ticket_id} ${what}: ${p.subject}`,
-    text: [
-      `Ticket #${p.ticket_id}: ${p.subject}`,
-      `Priority: ${p.priority}`,
-      `Assignee: ${p.assignee ? `${p.assignee.name} <${p.assignee.email}>` : 'unassigned'}`,
-      `Requester: ${p.requester.name} <${p.requester.email}>${p.requester.org ? ` (${p.requester.org})` : ''}`,
-      `The ${clock} target was due at ${p.due_at}; detected at ${p.detected_at}.`,
-    ].join('\n'),
   };
 }
 
@@ -210,7 +210,11 @@ export class AlertDelivery {
   async deliver(alert: AlertEvent, source: AlertSource): Promise<void> {
     const targets = await this.targets.submit(alert.payload.ticket_id);
     if (!targets) return; // the ticket was deleted; nothing left to alert about
-    const request = this.plan(alert, targets, source);
+    const agentIds = inAppRecipientsOf(targets).flatMap((r) =>
+      r.agentId === null ? [] : [r.agentId],
+    );
+    const zones = await agentZonesById(this.deps.pool, agentIds);
+    const request = this.plan(alert, targets, source, zones);
     const claimed = await this.records.submit(request);
     // each new in-app row was delivered with its alert row, in the recording statement
     const inAppDelivered = claimed.filter((row) => row.channel === 'in_app').length;
@@ -229,7 +233,12 @@ export class AlertDelivery {
   }
 
   /** The deliveries an alert should have under its ticket's policy. */
-  private plan(alert: AlertEvent, targets: AlertTargets, source: AlertSource): RecordRequest {
+  private plan(
+    alert: AlertEvent,
+    targets: AlertTargets,
+    source: AlertSource,
+    zones: Map<number, string>,
+  ): RecordRequest {
     const { subject, alertId } = describe(alert);
     const channels = targets.channels;
     const scale = this.deps.timeScale;
@@ -268,7 +277,11 @@ export class AlertDelivery {
           ticket_id: targets.ticketId,
           agent_id: agentId,
           recipient,
-          message: subject,
+          message: alertInAppText(
+            subject,
+            alert,
+            (agentId !== null ? zones.get(agentId) : undefined) ?? this.deps.timeZone ?? 'UTC',
+          ),
         });
       }
     }
@@ -390,9 +403,14 @@ export class AlertDelivery {
 
   private async send(row: ClaimedDelivery): Promise<void> {
     const alert = { type: row.alert_type, payload: row.payload } as AlertEvent;
-    const { subject, text, alertId } = describe(alert);
+    const { subject, alertId } = describe(alert);
     const suffix = row.fallback ? '-fallback' : '';
     if (row.channel === 'email') {
+      const zone =
+        (await agentZonesByEmail(this.deps.pool, [row.recipient])).get(row.recipient) ??
+        this.deps.timeZone ??
+        'UTC';
+      const text = alertEmailText(alert, zone);
       await withTimeout(
         this.deps.email.send({
           to: row.recipient,

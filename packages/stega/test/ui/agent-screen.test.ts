@@ -98,7 +98,12 @@ describe('the agent screen in a browser', async () => {
     const session = await fetch(`${stega.url}/api/session`, {
       headers: { authorization: `Bearer ${issued}` },
     });
-    expect(await session.json()).toEqual({ role: 'agent', name: 'Ana Agent', agent_id: anaId });
+    expect(await session.json()).toEqual({
+      role: 'agent',
+      name: 'Ana Agent',
+      agent_id: anaId,
+      time_zone: null,
+    });
     await page.locator('tr[data-token-id]', { hasText: 'Ana laptop' }).waitFor();
     await browser.screenshot('agents-01-agents-and-tokens');
   });

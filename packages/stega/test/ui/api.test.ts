@@ -17,7 +17,7 @@ describe('web UI support routes', async () => {
     const admin = await t.admin({ method: 'GET', url: '/api/session' });
     expect(admin).toEqual({
       status: 200,
-      body: { role: 'admin', name: 'admin', agent_id: null },
+      body: { role: 'admin', name: 'admin', agent_id: null, time_zone: null },
     });
     const agent = await t.admin({
       method: 'POST',
@@ -31,8 +31,17 @@ describe('web UI support routes', async () => {
     });
     expect(await t.as(token.body.token, { method: 'GET', url: '/api/session' })).toEqual({
       status: 200,
-      body: { role: 'agent', name: 'Ana Agent', agent_id: agent.body.id },
+      body: { role: 'agent', name: 'Ana Agent', agent_id: agent.body.id, time_zone: null },
     });
+    // an agent's zone is the one the UI shows times in
+    await t.admin({
+      method: 'PATCH',
+      url: `/api/agents/${agent.body.id}`,
+      payload: { time_zone: 'Europe/Lisbon' },
+    });
+    expect(
+      (await t.as(token.body.token, { method: 'GET', url: '/api/session' })).body.time_zone,
+    ).toBe('Europe/Lisbon');
     expect((await t.as(undefined, { method: 'GET', url: '/api/session' })).status).toBe(401);
     expect((await t.as('wrong-token', { method: 'GET', url: '/api/session' })).status).toBe(401);
     // operations are for admins

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, onUnauthorized } from './api.js';
+import { displayZone, setDisplayZone } from './format.js';
 import { AgentsPage } from './pages/agents.js';
 import { CalendarEditPage, CalendarsPage } from './pages/calendars.js';
 import { AlertBell, InboxPage } from './pages/inbox.js';
@@ -37,7 +38,10 @@ export function App() {
   useEffect(() => {
     if (state.status !== 'checking') return;
     api<Session>('GET', '/api/session')
-      .then((session) => setState({ status: 'in', session }))
+      .then((session) => {
+        setDisplayZone(session.time_zone ?? undefined);
+        setState({ status: 'in', session });
+      })
       .catch(() => setState({ status: 'out' }));
   }, [state.status]);
 
@@ -57,7 +61,14 @@ export function App() {
     );
   }
   if (state.status === 'out') {
-    return <SignInPage onSignedIn={(session) => setState({ status: 'in', session })} />;
+    return (
+      <SignInPage
+        onSignedIn={(session) => {
+          setDisplayZone(session.time_zone ?? undefined);
+          setState({ status: 'in', session });
+        }}
+      />
+    );
   }
   return <Shell session={state.session} onSignOut={signOut} />;
 }
@@ -124,7 +135,8 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
       </main>
       <footer className="site-footer">
         <p className="muted">
-          Stega · <a href="/api/openapi.json">API description (OpenAPI)</a>
+          Stega · times in {displayZone()} ·{' '}
+          <a href="/api/openapi.json">API description (OpenAPI)</a>
         </p>
       </footer>
     </>

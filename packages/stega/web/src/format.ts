@@ -1,19 +1,46 @@
-/** Display helpers: dates in the browser's zone, durations, labels. */
+/** Display helpers: dates in the viewer's zone (setDisplayZone), durations, labels. */
 
-const dateTime = new Intl.DateTimeFormat(undefined, {
-  year: 'numeric',
-  month: 'short',
-  day: 'numeric',
-  hour: '2-digit',
-  minute: '2-digit',
-  second: '2-digit',
-});
-const dateOnly = new Intl.DateTimeFormat(undefined, {
-  year: 'numeric',
-  month: 'short',
-  day: 'numeric',
-});
-const timeOnly = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+let dateTime: Intl.DateTimeFormat;
+let dateOnly: Intl.DateTimeFormat;
+let timeOnly: Intl.DateTimeFormat;
+let shownZone: string | undefined;
+
+/**
+ * Shows every time in `zone` (the signed-in agent's, from /api/session), or in the browser's
+ * when undefined or unknown to the browser.
+ */
+export function setDisplayZone(zone: string | undefined): void {
+  let timeZone = zone;
+  try {
+    new Intl.DateTimeFormat(undefined, { timeZone });
+  } catch {
+    timeZone = undefined;
+  }
+  shownZone = timeZone;
+  const zoned = timeZone ? { timeZone } : {};
+  dateTime = new Intl.DateTimeFormat(undefined, {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    ...zoned,
+  });
+  dateOnly = new Intl.DateTimeFormat(undefined, {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    ...zoned,
+  });
+  timeOnly = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', ...zoned });
+}
+setDisplayZone(undefined);
+
+/** The zone times are shown in (an IANA name). */
+export function displayZone(): string {
+  return shownZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+}
 
 export function formatDateTime(iso: string | null | undefined): string {
   return iso ? dateTime.format(new Date(iso)) : '—';
