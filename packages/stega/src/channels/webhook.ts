@@ -130,10 +130,42 @@ export async function postWebhook(request: WebhookRequest): Promise<void> {
       ? `timed out after ${request.timeoutMs} ms`
       : (error as Error).name === 'WebhookTargetRefused'
         ? `refused: ${(error as Error).message}`
-        : (error as Error).message;
+        : networkFailure(error);
     throw new WebhookError(`webhook ${masked} failed: ${reason}`, undefined);
   }
   if (status < 200 || status >= 300) {
     throw new WebhookError(`webhook ${masked} answered ${status}`, status);
   }
+}
+
+/** What went wrong on the network, in words an operator reads ("connection refused"). */
+const NETWORK_FAILURES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset by the receiver',
+  EPIPE: 'connection closed by the receiver',
+  ENOTFOUND: 'host name not found',
+  EAI_AGAIN: 'host name lookup failed (temporary)',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'connection timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+  UND_ERR_SOCKET: 'connection closed by the receiver',
+  CERT_HAS_EXPIRED: 'TLS certificate expired',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'TLS certificate is self-signed',
+  SELF_SIGNED_CERT_IN_CHAIN: 'TLS certificate chain is self-signed',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'TLS certificate could not be verified',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'TLS certificate does not name this host',
+};
+
+function networkFailure(error: unknown): string {
+  for (
+    let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0;
+    e && depth < 4;
+    depth++
+  ) {
+    const known = typeof e.code === 'string' ? NETWORK_FAILURES[e.code] : undefined;
+    if (known) return `${known} (${e.code})`;
+    e = e.cause as typeof e;
+  }
+  return (error as Error).message;
 }

@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -131,6 +132,18 @@ describe('postWebhook', async () => {
     expect(error.message).toMatch(/answered 503/);
     expect(error.message).not.toContain('secret');
     expect(error.message).toContain(`${new URL(hook.url).host}/…tail`);
+  });
+  it('says in words why the network failed: a closed port is "connection refused"', async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const server = createServer();
+      server.listen(0, '127.0.0.1', () => {
+        const address = server.address();
+        server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+      });
+    });
+    await expect(call({ url: `http://127.0.0.1:${closed}/hook` })).rejects.toThrow(
+      /failed: connection refused \(ECONNREFUSED\)/,
+    );
   });
 });
 
