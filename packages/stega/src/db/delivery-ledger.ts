@@ -1,20 +1,18 @@
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { inTransaction } from './pool.js';
 
 /**
- * One row per (subject, channel, recipient) in stega.alert_deliveries or
- * stega.report_deliveries: the ledger that makes a redelivered event send nothing twice.
+ * The weekly report's delivery ledger (stega.report_deliveries): one row per (report,
+ * channel, recipient) that makes a redelivered event send nothing twice. (The alerts have
+ * their own ledger, alert-ledger.ts.) No transaction spans the external call: the row is
+ * claimed with a token and a lease in short autocommit statements, the call is made, and
+ * its outcome is recorded on that claim only.
  */
-export type DeliveryKey =
-  | {
-      table: 'alert';
-      alertType: 'breach' | 'warning';
-      alertId: number;
-      ticketId: number;
-      channel: 'in_app' | 'email' | 'webhook';
-      recipient: string;
-    }
-  | { table: 'report'; reportId: number; channel: 'email' | 'webhook'; recipient: string };
+export interface ReportDeliveryKey {
+  reportId: number;
+  channel: 'email' | 'webhook';
+  recipient: string;
+}
 
 export interface DeliveryContext {
   /** Subconsumer (or consumer) name of the process delivering. */
@@ -25,82 +23,108 @@ export interface DeliveryContext {
 
 export type DeliveryOutcome = 'delivered' | 'already_delivered';
 
-/** Table, key columns and key values of a ledger row; built from constants only. */
-function ledgerRow(key: DeliveryKey) {
-  return key.table === 'alert'
-    ? {
-        table: 'stega.alert_deliveries',
-        columns: ['alert_type', 'alert_id', 'channel', 'recipient'],
-        values: [key.alertType, key.alertId, key.channel, key.recipient],
-        insertExtra: { ticket_id: key.ticketId },
-      }
-    : {
-        table: 'stega.report_deliveries',
-        columns: ['report_id', 'channel', 'recipient'],
-        values: [key.reportId, key.channel, key.recipient],
-        insertExtra: {},
-      };
+/** Thrown when another process holds a live claim on the row: retry the event later. */
+export class DeliveryClaimedError extends Error {
+  constructor(key: ReportDeliveryKey, until: Date) {
+    super(
+      `report ${key.reportId} ${key.channel} to ${key.recipient} is being delivered by another process (claim until ${until.toISOString()})`,
+    );
+    this.name = 'DeliveryClaimedError';
+  }
+}
+
+const KEY = 'report_id = $1 and channel = $2 and recipient = $3';
+const keyValues = (key: ReportDeliveryKey) => [key.reportId, key.channel, key.recipient];
+
+/**
+ * Makes sure the ledger row exists and claims it for `leaseSeconds` (two autocommit
+ * statements). Returns the claim token, 'already_delivered', or throws DeliveryClaimedError
+ * while another claim's lease runs.
+ */
+export async function reportDeliveryClaim(
+  pool: pg.Pool,
+  key: ReportDeliveryKey,
+  leaseSeconds: number,
+): Promise<string | 'already_delivered'> {
+  await pool.query(
+    `insert into stega.report_deliveries (report_id, channel, recipient, status)
+     values ($1, $2, $3, 'pending')
+     on conflict (report_id, channel, recipient) do nothing`,
+    keyValues(key),
+  );
+  const token = randomUUID();
+  const claimed = await pool.query(
+    `update stega.report_deliveries
+        set claim_token = $4, claim_until = now() + make_interval(secs => $5),
+            attempts = attempts + 1, updated_at = now()
+      where ${KEY} and status <> 'delivered'
+        and (claim_token is null or claim_until <= now())
+      returning id`,
+    [...keyValues(key), token, leaseSeconds],
+  );
+  if (claimed.rows.length === 1) return token;
+  const current = await pool.query(
+    `select status, claim_until from stega.report_deliveries where ${KEY}`,
+    keyValues(key),
+  );
+  const row = current.rows[0] as { status: string; claim_until: Date | null } | undefined;
+  if (!row || row.status === 'delivered') return 'already_delivered';
+  throw new DeliveryClaimedError(key, row.claim_until ?? new Date());
+}
+
+/** Records a delivered call on the claim that made it (one autocommit statement). */
+export async function reportDeliveryDelivered(
+  pool: pg.Pool,
+  key: ReportDeliveryKey,
+  token: string,
+  deliveredBy: string,
+): Promise<void> {
+  await pool.query(
+    `update stega.report_deliveries
+        set status = 'delivered', last_error = null, delivered_at = now(), delivered_by = $5,
+            claim_token = null, claim_until = null, updated_at = now()
+      where ${KEY} and claim_token = $4`,
+    [...keyValues(key), token, deliveredBy],
+  );
+}
+
+/** Records a failed call on the claim that made it and releases the claim. */
+export async function reportDeliveryFailed(
+  pool: pg.Pool,
+  key: ReportDeliveryKey,
+  token: string,
+  error: unknown,
+): Promise<void> {
+  await pool.query(
+    `update stega.report_deliveries
+        set status = 'failed', last_error = $5, claim_token = null, claim_until = null,
+            updated_at = now()
+      where ${KEY} and claim_token = $4`,
+    [...keyValues(key), token, String((error as Error)?.message ?? error).slice(0, 1000)],
+  );
 }
 
 /**
- * Delivers once in effect. In one transaction: make sure the ledger row exists, lock it
- * (a concurrent delivery of the same row waits here), skip it when already delivered,
- * otherwise run `send` and mark the row delivered by this process. When `send` throws,
- * the attempt and its error are recorded (committed) and the error is rethrown, so the
- * caller can nack. `send` gets the transaction, so a database-only channel (in-app) is
- * exactly once; an external one is once unless the process dies between sending and
- * committing, which is what idempotency keys are for.
+ * Delivers once in effect: claim (committed), call `send` with no transaction open, record
+ * the outcome. When `send` throws, the failure is recorded and the error rethrown so the
+ * caller can nack. A process that dies between the call and the outcome leaves the claim to
+ * lapse; the redelivered event then sends again, with the same Message-ID / Idempotency-Key.
  */
 export async function deliverOnce(
   pool: pg.Pool,
-  key: DeliveryKey,
+  key: ReportDeliveryKey,
   context: DeliveryContext,
-  send: (tx: pg.PoolClient) => Promise<void>,
+  leaseSeconds: number,
+  send: () => Promise<void>,
 ): Promise<DeliveryOutcome> {
-  const row = ledgerRow(key);
-  const where = row.columns.map((column, i) => `${column} = $${i + 1}`).join(' and ');
-  let failure: unknown;
-  const outcome = await inTransaction(pool, async (tx) => {
-    const insertColumns = [...row.columns, ...Object.keys(row.insertExtra), 'status'];
-    const insertValues = [...row.values, ...Object.values(row.insertExtra), 'pending'];
-    await tx.query(
-      `insert into ${row.table} (${insertColumns.join(', ')})
-       values (${insertValues.map((_, i) => `$${i + 1}`).join(', ')})
-       on conflict (${row.columns.join(', ')}) do nothing`,
-      insertValues,
-    );
-    const current = await tx.query(
-      `select status from ${row.table} where ${where} for update`,
-      row.values,
-    );
-    if (current.rows[0]?.status === 'delivered') return 'already_delivered' as const;
-    const n = row.values.length;
-    try {
-      await tx.query('savepoint deliver');
-      await send(tx);
-      await tx.query('release savepoint deliver');
-    } catch (error) {
-      await tx.query('rollback to savepoint deliver');
-      failure = error;
-      await tx.query(
-        `update ${row.table}
-            set status = 'failed', attempts = attempts + 1, last_error = $${n + 1}, updated_at = now()
-          where ${where}`,
-        [...row.values, String((error as Error).message ?? error).slice(0, 1000)],
-      );
-      return 'failed' as const;
-    }
-    await tx.query(
-      `update ${row.table}
-          set status = 'delivered', attempts = attempts + 1, last_error = null, delivered_at = now(),
-              delivered_by = $${n + 1}, updated_at = now()${key.table === 'alert' ? `, batch_id = $${n + 2}, event_id = $${n + 3}` : ''}
-        where ${where}`,
-      key.table === 'alert'
-        ? [...row.values, context.deliveredBy, String(context.batchId), String(context.eventId)]
-        : [...row.values, context.deliveredBy],
-    );
-    return 'delivered' as const;
-  });
-  if (outcome === 'failed') throw failure;
-  return outcome;
+  const claim = await reportDeliveryClaim(pool, key, leaseSeconds);
+  if (claim === 'already_delivered') return claim;
+  try {
+    await send();
+  } catch (error) {
+    await reportDeliveryFailed(pool, key, claim, error);
+    throw error;
+  }
+  await reportDeliveryDelivered(pool, key, claim, context.deliveredBy);
+  return 'delivered';
 }

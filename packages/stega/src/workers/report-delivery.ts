@@ -37,13 +37,20 @@ function reportText(report: ActivityReportEvent): { subject: string; text: strin
   };
 }
 
-/** Delivers a weekly report by email to the configured recipients and to the report webhook, each once. */
+/**
+ * Delivers a weekly report by email to the configured recipients and to the report webhook,
+ * each once in effect (delivery-ledger.ts): claimed and committed before the call, the
+ * outcome recorded after it; no transaction or row lock is held during a call.
+ */
 export async function deliverReport(
   deps: ReportDeliveryDeps,
   report: ActivityReportEvent,
   context: DeliveryContext,
 ): Promise<void> {
   const { subject, text } = reportText(report);
+  // the alerts' lease: 2 × the webhook time-out, at least 10 s, plus 10 s; should a slow SMTP
+  // send outlast it, a redelivery of the event may resend, with the same Message-ID
+  const leaseSeconds = Math.max((2 * deps.webhookTimeoutMs) / 1000, 10) + 10;
   let firstError: unknown;
   const attempt = async (
     channel: 'email' | 'webhook',
@@ -53,8 +60,9 @@ export async function deliverReport(
     try {
       await deliverOnce(
         deps.pool,
-        { table: 'report', reportId: report.report_id, channel, recipient },
+        { reportId: report.report_id, channel, recipient },
         context,
+        leaseSeconds,
         send,
       );
     } catch (error) {

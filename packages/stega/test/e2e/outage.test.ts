@@ -49,6 +49,7 @@ describe('delivery through outages: retries from the ledger, circuits, permanent
   const smtp = await startSmtpSink();
   const hook = await startWebhookReceiver({ delayMs: 2 });
   const holding = await startHoldingReceiver();
+  const reportHolding = await startHoldingReceiver();
   const stega = await startStega(['start'], {
     DATABASE_URL: db.url,
     SMTP_URL: smtp.url,
@@ -57,10 +58,12 @@ describe('delivery through outages: retries from the ledger, circuits, permanent
     SLA_RETRY_TIME_SCALE: String(SCALE),
     SLA_CIRCUIT_FAILURES: '3',
     WEBHOOK_TIMEOUT_MS: '20000',
+    // the notification-worker's weekly report webhook: its first call hangs
+    REPORT_WEBHOOK_URL: reportHolding.url('/hold'),
   });
   afterAll(async () => {
     await stega.stop();
-    await Promise.all([pool.end(), smtp.stop(), hook.stop(), holding.stop()]);
+    await Promise.all([pool.end(), smtp.stop(), hook.stop(), holding.stop(), reportHolding.stop()]);
   });
 
   const calendar = await stega.api<{ id: number }>('POST', '/api/calendars', {
@@ -139,6 +142,29 @@ describe('delivery through outages: retries from the ledger, circuits, permanent
       (d) => d.channel === 'webhook',
     );
     expect(webhook).toMatchObject({ state: 'sending', attempts: 1 });
+  });
+
+  it('holds no connection idle in transaction while the weekly report webhook call hangs', async () => {
+    const queued = await stega.api('POST', '/api/reports', {
+      period_start: '2026-03-02T08:00:00Z',
+      period_end: '2026-03-09T08:00:00Z',
+    });
+    expect(queued.status).toBe(202);
+    await eventually(async () => reportHolding.heldCount() === 1, 'the held report webhook call');
+    // the claim was committed before the call, and the call has been hanging for a second
+    await eventually(async () => {
+      const { rows } = await pool.query(
+        `select id from stega.report_deliveries
+          where channel = 'webhook' and status = 'pending' and claim_token is not null
+            and updated_at < now() - interval '1 second'`,
+      );
+      return rows.length === 1;
+    }, 'a report call hanging for a second');
+    const { rows } = await pool.query(
+      `select pid, state, query from pg_stat_activity
+        where datname = current_database() and state like 'idle in transaction%'`,
+    );
+    expect(rows).toEqual([]);
   });
 
   it('delivers every alert once after a receiver was down longer than the old retry budget', async () => {
