@@ -159,6 +159,57 @@ describe('ticket lists: sort, search, views, cursor, ETag', async () => {
     expect(empty.status).toBe(400);
   });
 
+  it('finds a page of a word in more tickets than the count bound without gathering them all', async () => {
+    // 1,100 tickets say "printer" (past COUNT_BOUND: the list walks its ordering), and one
+    // older ticket says it only in a comment
+    const older = await t.pool.query<{ id: number }>(
+      `insert into stega.tickets (subject, requester_name, requester_email, priority,
+                                  created_at, updated_at)
+       values ('Paper jam', 'Rui Requester', 'rui@example.test', 'low',
+               '2026-03-01T09:00:00Z', '2026-03-01T09:00:00Z')
+       returning id`,
+    );
+    const olderId = Number(older.rows[0]?.id);
+    const comment = await t.admin({
+      method: 'POST',
+      url: `/api/tickets/${olderId}/comments`,
+      payload: { body: 'The printer on floor 2 again', public_reply: false },
+    });
+    expect(comment.status, JSON.stringify(comment.body)).toBe(201);
+    await t.pool.query(
+      `insert into stega.tickets (subject, requester_name, requester_email, priority,
+                                  created_at, updated_at)
+       select 'Printer offline ' || n, 'Rui Requester', 'rui@example.test', 'normal',
+              '2026-03-02T09:00:00Z'::timestamptz + n * interval '1 second',
+              '2026-03-02T09:00:00Z'
+         from generate_series(1, 1100) n`,
+    );
+    try {
+      const page = await list('q=printer&sort=newest&limit=50');
+      expect(page.items).toHaveLength(50);
+      expect(page.total_exact).toBe(false);
+      expect(page.total).toBeGreaterThan(1000);
+      expect(page.items.every((i: any) => /printer/i.test(i.subject))).toBe(true);
+      // newest first, and every page reachable by its cursor down to the comment's ticket
+      const seen: number[] = [...order(page)];
+      let cursor = page.next_cursor;
+      while (cursor) {
+        const next = await list(`q=printer&sort=newest&limit=200&cursor=${cursor}`);
+        seen.push(...order(next));
+        cursor = next.next_cursor;
+      }
+      expect(seen).toHaveLength(1101);
+      expect(new Set(seen).size).toBe(1101);
+      expect(seen[seen.length - 1]).toBe(olderId);
+    } finally {
+      await t.pool.query(`delete from stega.ticket_comments where ticket_id = $1`, [olderId]);
+      await t.pool.query(
+        `delete from stega.tickets where id = $1 or subject like 'Printer offline %'`,
+        [olderId],
+      );
+    }
+  });
+
   it('has "my tickets" for an agent token and "unassigned"', async () => {
     expect(order(await list('assignee_id=me', agentToken))).toEqual([ids.normal]);
     const admin = await t.admin({ method: 'GET', url: '/api/tickets?assignee_id=me' });
