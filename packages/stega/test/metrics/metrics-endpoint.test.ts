@@ -28,8 +28,10 @@ function parsePrometheus(text: string): Sample[] {
   const samples: Sample[] = [];
   const name = '[a-zA-Z_:][a-zA-Z0-9_:]*';
   const label = '[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\\\n]|\\\\[\\\\"n])*"';
+  // values are Go floats: NaN in any case (prom-client writes `Nan` for an empty event-loop
+  // histogram), ±Inf, decimals with exponents
   const sampleLine = new RegExp(
-    `^(${name})(?:\\{(${label}(?:,${label})*)?\\})? (-?(?:[0-9]+(?:\\.[0-9]*)?(?:e[+-]?[0-9]+)?|Inf)|NaN|\\+Inf)(?: -?[0-9]+)?$`,
+    `^(${name})(?:\\{(${label}(?:,${label})*)?\\})? (-?(?:[0-9]+(?:\\.[0-9]*)?(?:e[+-]?[0-9]+)?|Inf)|[Nn][Aa][Nn]|\\+Inf)(?: -?[0-9]+)?$`,
   );
   for (const line of text.split('\n')) {
     if (line === '') continue;
