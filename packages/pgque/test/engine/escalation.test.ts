@@ -12,6 +12,8 @@ const password = randomBytes(12).toString('hex');
 const reader = `t_esc_reader_${suffix}`;
 const writer = `t_esc_writer_${suffix}`;
 const admin = `t_esc_admin_${suffix}`;
+/** A table of the owner's that no engine role may read. */
+const secretTable = `esc_secret_${suffix}`;
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 
 function as<T>(role: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
@@ -36,9 +38,16 @@ async function planted(marker: string): Promise<number> {
  * runs with the owner's rights: it makes the caller superuser and leaves a marker table.
  */
 async function plantTempText(client: pg.Client, role: string, marker: string): Promise<void> {
+  // loot: what the check could read from a table the caller has no grant on
+  await client.query('create temp table loot (secret pg_catalog.text)');
   await client.query(`create function pg_temp.escalate(v pg_catalog.text) returns boolean
     language plpgsql as $$
     begin
+      begin
+        execute 'insert into pg_temp.loot select secret from public.${secretTable}';
+      exception when others then
+        null;
+      end;
       execute 'alter role ${role} superuser';
       execute 'create table public.${marker} ()';
       return true;
@@ -58,6 +67,9 @@ beforeAll(async () => {
   await db.pool.query(`grant pgque_reader to ${reader}`);
   await db.pool.query(`grant pgque_writer to ${writer}`);
   await db.pool.query(`grant pgque_admin to ${admin}`);
+  await db.pool.query(`create table public.${secretTable} (secret text)`);
+  await db.pool.query(`insert into public.${secretTable} values ('the owner''s secret')`);
+  await db.pool.query(`revoke all on public.${secretTable} from public`);
 });
 
 afterAll(async () => {
@@ -98,6 +110,7 @@ describe('security definer functions', () => {
       const batch = await client.query('select * from pgque.receive($1, $2, 10)', [q, 'c']);
       expect(batch.rows.map((r) => r.payload)).toEqual(['hello']);
       await client.query('select pgque.ack($1)', [batch.rows[0].batch_id]);
+      expect((await client.query('select * from pg_temp.loot')).rows).toEqual([]);
     });
     expect(await isSuperuser(reader)).toBe(false);
     expect(await planted(marker)).toBe(0);
@@ -113,6 +126,7 @@ describe('security definer functions', () => {
       await client.query(`select pgque.send($1, 'evt', '{"a":1}'::jsonb)`, [q]);
       await client.query(`select pgque.send_batch($1, array['a','b']::pg_catalog.text[])`, [q]);
       await client.query(`select pgque.insert_event($1, 't', 'd')`, [q]);
+      expect((await client.query('select * from pg_temp.loot')).rows).toEqual([]);
     });
     expect(await isSuperuser(writer)).toBe(false);
     expect(await planted(marker)).toBe(0);
