@@ -3,16 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
-import { calendarInsert } from '../../src/db/calendars.js';
 import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
-import { policyInsert } from '../../src/db/policies.js';
 import { createPool } from '../../src/db/pool.js';
-import type { Actor, ServiceContext } from '../../src/services/context.js';
 import { transitionTicket } from '../../src/services/ticket-transitions.js';
 import { getTicket } from '../../src/services/ticket-views.js';
-import { createTicket } from '../../src/services/tickets.js';
 import { killAllChildren, type StegaChild, spawnStega, waitFor } from '../deploy/processes.js';
 import { publishedEvents } from '../support/fixtures.js';
+import { deadlineFixture } from './deadline-fixture.js';
 
 /**
  * Detection at the deadline with real `stega jobs` processes: a runner SIGKILLed while a
@@ -21,7 +18,6 @@ import { publishedEvents } from '../support/fixtures.js';
  * seconds from now because their tickets are created through a service context whose clock
  * runs behind the real one. How late each was detected is printed, not asserted.
  */
-const admin: Actor = { role: 'admin', name: 'admin', agentId: null, tokenId: null };
 
 describe('detection at the deadline, real jobs runners', async () => {
   const db = await createTestDatabase({ template: 'stega' });
@@ -34,38 +30,11 @@ describe('detection at the deadline, real jobs runners', async () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  await pool.query('delete from stega.sla_policies');
-  const calendar = await calendarInsert(
-    pool,
-    { name: '24x7', time_zone: 'UTC', always_open: true, weekly_hours: {}, holidays: [] },
-    new Date(),
-  );
-  await policyInsert(
-    pool,
-    {
-      name: 'normal',
-      priority: 'normal',
-      requester_org: null,
-      first_response_minutes: 1,
-      resolution_minutes: 30,
-      calendar_id: calendar.id,
-      alert_channels: { in_app: true },
-    },
-    new Date(),
-  );
-  /** Warnings off (share 1): each ticket has one instant, its first-response due. */
-  const behind = (behindMs: number): ServiceContext => ({
-    pool,
-    now: () => new Date(Date.now() - behindMs),
+  // warnings off (share 1): each ticket has one instant, its first-response due
+  const { admin, behind, newTicket } = await deadlineFixture(pool, {
+    resolutionMinutes: 30,
     warningShare: 1,
   });
-  const newTicket = (ctx: ServiceContext) =>
-    createTicket(ctx, admin, {
-      subject: 'Printer on fire',
-      requester_name: 'Ana',
-      requester_email: 'ana@example.test',
-      priority: 'normal',
-    });
   const breachesOf = async (ids: number[]) => {
     const { rows } = await pool.query(
       `select ticket_id, due_at, detected_at from stega.sla_breaches

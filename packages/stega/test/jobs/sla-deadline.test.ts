@@ -1,20 +1,17 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
 import { loadConfig } from '../../src/config.js';
-import { calendarInsert } from '../../src/db/calendars.js';
 import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
-import { policyInsert } from '../../src/db/policies.js';
 import { createPool } from '../../src/db/pool.js';
 import { createLogger } from '../../src/log.js';
 import { startJobs } from '../../src/processes/jobs.js';
 import type { RunningService } from '../../src/processes/service.js';
 import { updateCalendar } from '../../src/services/calendars.js';
-import type { Actor, ServiceContext } from '../../src/services/context.js';
 import { updatePolicy } from '../../src/services/policies.js';
 import { transitionTicket } from '../../src/services/ticket-transitions.js';
 import { getTicket } from '../../src/services/ticket-views.js';
-import { createTicket } from '../../src/services/tickets.js';
 import { publishedEvents } from '../support/fixtures.js';
+import { deadlineFixture } from './deadline-fixture.js';
 
 /**
  * Detection at the deadline, against real graphile-worker runners on a real database. The
@@ -25,7 +22,6 @@ import { publishedEvents } from '../support/fixtures.js';
  * clock runs behind the real one. How late each was detected is printed, not asserted (a
  * wall-clock figure; bench/alert-lateness measures it).
  */
-const admin: Actor = { role: 'admin', name: 'admin', agentId: null, tokenId: null };
 const NO_SLA_CRON = '* * * * * weekly_activity_report ?max=3';
 
 interface Alert {
@@ -46,38 +42,11 @@ describe('detection at the deadline', async () => {
     await pool.end();
   });
 
-  await pool.query('delete from stega.sla_policies');
-  const calendar = await calendarInsert(
-    pool,
-    { name: '24x7', time_zone: 'UTC', always_open: true, weekly_hours: {}, holidays: [] },
-    new Date(),
-  );
-  const policy = await policyInsert(
-    pool,
-    {
-      name: 'normal',
-      priority: 'normal',
-      requester_org: null,
-      first_response_minutes: 1,
-      resolution_minutes: 2,
-      calendar_id: calendar.id,
-      alert_channels: { in_app: true },
-    },
-    new Date(),
-  );
-  /** A service context whose clock is `behindMs` behind the real one; warnings at 95 %. */
-  const behind = (behindMs: number): ServiceContext => ({
-    pool,
-    now: () => new Date(Date.now() - behindMs),
+  // warnings at 95 %: each ticket also has a warning instant before its due
+  const { admin, calendar, policy, behind, newTicket } = await deadlineFixture(pool, {
+    resolutionMinutes: 2,
     warningShare: 0.95,
   });
-  const newTicket = (ctx: ServiceContext) =>
-    createTicket(ctx, admin, {
-      subject: 'VPN drops every hour',
-      requester_name: 'Rui',
-      requester_email: 'rui@example.test',
-      priority: 'normal',
-    });
 
   const alertsOf = async (ticketId: number): Promise<Alert[]> => {
     const { rows } = await pool.query(
