@@ -153,7 +153,7 @@ async function run(seed: number) {
       };
       if (plan.auto) {
         await run(plan.steps[0] as Step);
-        tokens.forEach((tk) => committed.add(tk));
+        for (const tk of tokens) committed.add(tk);
         continue;
       }
       await db.query(plan.rr ? 'begin isolation level repeatable read' : 'begin');
@@ -169,15 +169,15 @@ async function run(seed: number) {
         if ((error as pg.DatabaseError).code !== '40001' || !plan.rr) throw error;
         serializationFailures++;
         await db.query('rollback');
-        tokens.forEach((tk) => rolledBack.add(tk));
+        for (const tk of tokens) rolledBack.add(tk);
         continue;
       }
       if (plan.rollback) {
         await db.query('rollback');
-        tokens.forEach((tk) => rolledBack.add(tk));
+        for (const tk of tokens) rolledBack.add(tk);
       } else {
         await db.query('commit');
-        tokens.forEach((tk) => committed.add(tk));
+        for (const tk of tokens) committed.add(tk);
       }
     }
   };

@@ -1,6 +1,6 @@
 // Installing, reinstalling and removing the engine, and what each role may do.
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, randomName } from '../../../../test-support/database.js';
 import { install, installSql, uninstall } from '../../src/install.js';

@@ -38,7 +38,7 @@ export class Coalescer<Item, Result> {
     this.writing = true;
     try {
       const results = await this.write(batch.map((entry) => entry.item));
-      batch.forEach((entry, i) => entry.resolve(results[i] as Result));
+      for (const [i, entry] of batch.entries()) entry.resolve(results[i] as Result);
     } catch (error) {
       for (const entry of batch) entry.reject(error);
     } finally {
