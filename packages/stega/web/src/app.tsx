@@ -1,4 +1,6 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useQueryClient } from '@tanstack/react-query';
+import { Fragment, type ReactElement, useCallback, useEffect, useRef, useState } from 'react';
+import { Link, Navigate, Route, Routes, useLocation, useNavigate, useParams } from 'react-router';
 import { api, onUnauthorized } from './api.js';
 import { displayZone, setDisplayZone } from './format.js';
 import { AgentsPage } from './pages/agents.js';
@@ -13,7 +15,6 @@ import { TeamsPage } from './pages/teams.js';
 import { TicketFormPage } from './pages/ticket-form.js';
 import { TicketPage } from './pages/ticket-page.js';
 import { TicketsPage } from './pages/tickets.js';
-import { Link, match, navigate, useLocation } from './router.js';
 import { clearToken, readToken } from './session.js';
 import type { Session } from './types.js';
 
@@ -45,13 +46,24 @@ export function App() {
       .catch(() => setState({ status: 'out' }));
   }, [state.status]);
 
-  useEffect(() => onUnauthorized(() => setState({ status: 'out' })), []);
+  // another token's answers must not show: the cache goes with the session
+  const queryClient = useQueryClient();
+  useEffect(
+    () =>
+      onUnauthorized(() => {
+        queryClient.clear();
+        setState({ status: 'out' });
+      }),
+    [queryClient],
+  );
 
+  const navigate = useNavigate();
   const signOut = useCallback(() => {
     clearToken();
+    queryClient.clear();
     setState({ status: 'out' });
     navigate('/sign-in');
-  }, []);
+  }, [navigate, queryClient]);
 
   if (state.status === 'checking') {
     return (
@@ -74,7 +86,7 @@ export function App() {
 }
 
 function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
-  const { path } = useLocation();
+  const path = useLocation().pathname;
   const mainRef = useRef<HTMLElement>(null);
   const shownPath = useRef(path);
 
@@ -88,10 +100,6 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
       heading.focus();
     }
     window.scrollTo(0, 0);
-  }, [path]);
-
-  useEffect(() => {
-    if (path === '/' || path === '/sign-in') navigate('/tickets', { replace: true });
   }, [path]);
 
   const isAdmin = session.role === 'admin';
@@ -131,7 +139,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
         </div>
       </header>
       <main id="main" ref={mainRef} tabIndex={-1}>
-        <Page path={path} session={session} />
+        <Page session={session} />
       </main>
       <footer className="site-footer">
         <p className="muted">
@@ -143,30 +151,52 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
   );
 }
 
-function Page({ path, session }: { path: string; session: Session }) {
+/** Every page of the app by its address (deep links load through the server's UI route). */
+function Page({ session }: { session: Session }) {
   const admin = session.role === 'admin';
-  if (path === '/' || path === '/sign-in' || path === '/tickets') {
-    return <TicketsPage session={session} />;
-  }
-  if (path === '/tickets/new') return <TicketFormPage />;
-  let params = match('/tickets/:id', path);
-  if (params) return <TicketPage id={Number(params.id)} session={session} />;
-  params = match('/tickets/:id/edit', path);
-  if (params) return <TicketFormPage id={Number(params.id)} />;
-  if (path === '/policies') return <PoliciesPage admin={admin} />;
-  if (path === '/policies/new') return <PolicyEditPage admin={admin} />;
-  params = match('/policies/:id', path);
-  if (params) return <PolicyEditPage id={Number(params.id)} admin={admin} />;
-  if (path === '/calendars') return <CalendarsPage admin={admin} />;
-  if (path === '/calendars/new') return <CalendarEditPage admin={admin} />;
-  params = match('/calendars/:id', path);
-  if (params) return <CalendarEditPage id={Number(params.id)} admin={admin} />;
-  if (path === '/inbox') return <InboxPage session={session} />;
-  if (path === '/agents') return admin ? <AgentsPage /> : <NotFoundPage forbidden />;
-  if (path === '/teams') return <TeamsPage admin={admin} />;
-  if (path === '/operations') return admin ? <OperationsPage /> : <NotFoundPage forbidden />;
-  if (path === '/reports') return <ReportsPage admin={admin} />;
-  params = match('/reports/:id', path);
-  if (params) return <ReportsPage admin={admin} id={Number(params.id)} />;
-  return <NotFoundPage />;
+  const adminOnly = (page: ReactElement) => (admin ? page : <NotFoundPage forbidden />);
+  return (
+    <Routes>
+      <Route path="/" element={<Navigate to="/tickets" replace />} />
+      <Route path="/sign-in" element={<Navigate to="/tickets" replace />} />
+      <Route path="/tickets" element={<TicketsPage session={session} />} />
+      <Route path="/tickets/new" element={<TicketFormPage />} />
+      <Route
+        path="/tickets/:id"
+        element={<WithId render={(id) => <TicketPage id={id} session={session} />} />}
+      />
+      <Route
+        path="/tickets/:id/edit"
+        element={<WithId render={(id) => <TicketFormPage id={id} />} />}
+      />
+      <Route path="/policies" element={<PoliciesPage admin={admin} />} />
+      <Route path="/policies/new" element={<PolicyEditPage admin={admin} />} />
+      <Route
+        path="/policies/:id"
+        element={<WithId render={(id) => <PolicyEditPage id={id} admin={admin} />} />}
+      />
+      <Route path="/calendars" element={<CalendarsPage admin={admin} />} />
+      <Route path="/calendars/new" element={<CalendarEditPage admin={admin} />} />
+      <Route
+        path="/calendars/:id"
+        element={<WithId render={(id) => <CalendarEditPage id={id} admin={admin} />} />}
+      />
+      <Route path="/inbox" element={<InboxPage session={session} />} />
+      <Route path="/agents" element={adminOnly(<AgentsPage />)} />
+      <Route path="/teams" element={<TeamsPage admin={admin} />} />
+      <Route path="/operations" element={adminOnly(<OperationsPage />)} />
+      <Route path="/reports" element={<ReportsPage admin={admin} />} />
+      <Route
+        path="/reports/:id"
+        element={<WithId render={(id) => <ReportsPage admin={admin} id={id} />} />}
+      />
+      <Route path="*" element={<NotFoundPage />} />
+    </Routes>
+  );
+}
+
+/** The page of the `:id` in the address; a new id is a new page (its state starts over). */
+function WithId({ render }: { render: (id: number) => ReactElement }) {
+  const { id = '' } = useParams();
+  return <Fragment key={id}>{render(Number(id))}</Fragment>;
 }

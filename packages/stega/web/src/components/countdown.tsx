@@ -1,5 +1,5 @@
 import { formatDuration } from '../format.js';
-import { useNow } from '../hooks.js';
+import { useNow } from '../hooks/use-now.js';
 import type { ClockState } from '../types.js';
 
 interface CountdownProps {

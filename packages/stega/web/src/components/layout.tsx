@@ -40,7 +40,7 @@ export function LoadState({
   emptyText,
 }: {
   loading: boolean;
-  error: Error | undefined;
+  error: Error | null | undefined;
   empty?: boolean;
   emptyText?: string;
 }) {

@@ -1,4 +1,4 @@
-import { Link } from '../router.js';
+import { Link } from 'react-router';
 import { LoadState } from './layout.js';
 
 /**
@@ -14,7 +14,7 @@ export function RecordLoading({
   back: string;
   backText: string;
   title: string;
-  error: Error | undefined;
+  error: Error | null | undefined;
 }) {
   return (
     <div className="page narrow-page">

@@ -1,3 +1,4 @@
+import { type QueryKey, useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { ApiError, type Issue } from '../api.js';
 
@@ -14,29 +15,34 @@ export interface Save {
   run: (work: () => Promise<void>) => Promise<void>;
 }
 
-/** The state of a form's save: busy while it runs, then its issues or its confirmation. */
-export function useSave(): Save {
-  const [issues, setIssues] = useState<Issue[]>([]);
-  const [message, setMessage] = useState<string | undefined>();
+/**
+ * The state of a form's save (a TanStack mutation): busy while it runs, then its issues or its
+ * confirmation. After a save that went through, the queries under `invalidates` fetch again.
+ */
+export function useSave(invalidates: readonly QueryKey[] = []): Save {
+  const client = useQueryClient();
   const [saved, setSaved] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
-
+  const mutation = useMutation({
+    mutationFn: (work: () => Promise<void>) => work(),
+    onSuccess: () =>
+      Promise.all(invalidates.map((queryKey) => client.invalidateQueries({ queryKey }))),
+  });
+  const error = mutation.error;
   const run = async (work: () => Promise<void>) => {
-    setBusy(true);
-    setIssues([]);
-    setMessage(undefined);
     setSaved(undefined);
+    mutation.reset();
     try {
-      await work();
-    } catch (error) {
-      if (error instanceof ApiError) {
-        setIssues(error.issues);
-        setMessage(error.message);
-      } else setMessage((error as Error).message);
-    } finally {
-      setBusy(false);
+      await mutation.mutateAsync(work);
+    } catch {
+      // kept in mutation.error for the form
     }
   };
-
-  return { issues, message, saved, setSaved, busy, run };
+  return {
+    issues: error instanceof ApiError ? error.issues : [],
+    message: error ? error.message : undefined,
+    saved,
+    setSaved,
+    busy: mutation.isPending,
+    run,
+  };
 }

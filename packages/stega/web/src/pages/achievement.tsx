@@ -1,10 +1,11 @@
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, query, serverNow } from '../api.js';
+import { Link } from 'react-router';
+import { query, serverNow } from '../api.js';
 import { BarChart } from '../components/charts.js';
 import { LoadState, Section, TableRegion } from '../components/layout.js';
+import { keys, pathQuery } from '../data/queries.js';
 import { formatDateTime, label } from '../format.js';
-import { usePoll } from '../hooks.js';
-import { Link } from '../router.js';
 import type { Achievement, MissedTarget } from '../types.js';
 
 type Breakdown = 'metric' | 'priority' | 'team' | 'org';
@@ -67,14 +68,14 @@ export function AchievementSection() {
   const [shown, setShown] = useState<Group | 'all' | undefined>();
   const period = { start: `${from}T00:00:00Z`, end: `${to}T00:00:00Z` };
   const valid = from !== '' && to !== '' && from < to;
-  const achievement = usePoll(
-    (signal) =>
-      valid
-        ? api<Achievement>('GET', `/api/sla-achievement${query(period)}`, undefined, { signal })
-        : Promise.reject(new Error('Choose a period whose end is after its start.')),
-    30_000,
-    `${from}/${to}`,
-  );
+  const achievement = useQuery({
+    ...pathQuery<Achievement>(keys.achievement, `/api/sla-achievement${query(period)}`),
+    enabled: valid,
+    refetchInterval: 30_000,
+  });
+  const periodError = valid
+    ? undefined
+    : new Error('Choose a period whose end is after its start.');
   const a = achievement.data;
   const groups = a ? groupsOf(a, by) : [];
   return (
@@ -122,8 +123,8 @@ export function AchievementSection() {
         </div>
       </form>
       <LoadState
-        loading={achievement.loading}
-        error={achievement.error}
+        loading={valid && achievement.isPending}
+        error={periodError ?? achievement.error ?? undefined}
         empty={!a || a.targets === 0}
         emptyText="No SLA target was decided in this period."
       />
@@ -225,23 +226,19 @@ function Misses({
   title: string;
 }) {
   const params = { ...period, ...filter };
-  const misses = usePoll(
-    (signal) =>
-      api<{ items: MissedTarget[] }>(
-        'GET',
-        `/api/sla-achievement/misses${query(params)}`,
-        undefined,
-        { signal },
-      ),
-    30_000,
-    JSON.stringify(params),
-  );
+  const misses = useQuery({
+    ...pathQuery<{ items: MissedTarget[] }>(
+      keys.achievement,
+      `/api/sla-achievement/misses${query(params)}`,
+    ),
+    refetchInterval: 30_000,
+  });
   const items = misses.data?.items ?? [];
   return (
     <div className="misses" aria-label={title} role="region">
       <h3>{title}</h3>
       <LoadState
-        loading={misses.loading}
+        loading={misses.isPending}
         error={misses.error}
         empty={items.length === 0}
         emptyText="None."

@@ -1,24 +1,22 @@
+import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api } from '../api.js';
 import { Field } from '../components/field.js';
 import { LoadState, Section, TableRegion } from '../components/layout.js';
 import { SaveFeedback } from '../components/save-feedback.js';
+import { agentsQuery, tokensQuery } from '../data/queries.js';
 import { formatDateTime } from '../format.js';
 import { useSave } from '../hooks/use-save.js';
-import { usePoll, useTitle } from '../hooks.js';
+import { useTitle } from '../hooks/use-title.js';
 import type { Agent, Token } from '../types.js';
 
 /** Agents and API tokens (admin): add and rename agents, issue and revoke tokens. */
 export function AgentsPage() {
   useTitle('Agents and tokens');
-  const agents = usePoll(
-    (signal) => api<{ items: Agent[] }>('GET', '/api/agents', undefined, { signal }),
-    30_000,
-  );
-  const tokens = usePoll(
-    (signal) => api<{ items: Token[] }>('GET', '/api/tokens', undefined, { signal }),
-    30_000,
-  );
+  const agents = useQuery({ ...agentsQuery(), refetchInterval: 30_000 });
+  const tokens = useQuery({ ...tokensQuery(), refetchInterval: 30_000 });
+  const refreshAgents = () => void agents.refetch();
+  const refreshTokens = () => void tokens.refetch();
   const agentList = agents.data?.items ?? [];
   return (
     <div className="page">
@@ -29,7 +27,7 @@ export function AgentsPage() {
       </p>
       <Section id="agents" title={`Agents (${agentList.length})`}>
         <LoadState
-          loading={agents.loading}
+          loading={agents.isPending}
           error={agents.error}
           empty={agentList.length === 0}
           emptyText="No agent yet."
@@ -47,17 +45,17 @@ export function AgentsPage() {
               </thead>
               <tbody>
                 {agentList.map((a) => (
-                  <AgentRow key={a.id} agent={a} onSaved={agents.refresh} />
+                  <AgentRow key={a.id} agent={a} onSaved={refreshAgents} />
                 ))}
               </tbody>
             </table>
           </TableRegion>
         ) : null}
-        <NewAgent onCreated={agents.refresh} />
+        <NewAgent onCreated={refreshAgents} />
       </Section>
       <Section id="tokens" title="API tokens">
         <LoadState
-          loading={tokens.loading}
+          loading={tokens.isPending}
           error={tokens.error}
           empty={(tokens.data?.items.length ?? 0) === 0}
           emptyText="No stored token yet (the admin token of the configuration is not listed)."
@@ -85,7 +83,7 @@ export function AgentsPage() {
                       {t.revoked_at ? (
                         `Revoked ${formatDateTime(t.revoked_at)}`
                       ) : (
-                        <RevokeButton token={t} onRevoked={tokens.refresh} />
+                        <RevokeButton token={t} onRevoked={refreshTokens} />
                       )}
                     </td>
                   </tr>
@@ -94,7 +92,7 @@ export function AgentsPage() {
             </table>
           </TableRegion>
         ) : null}
-        <NewToken agents={agentList} onCreated={tokens.refresh} />
+        <NewToken agents={agentList} onCreated={refreshTokens} />
       </Section>
     </div>
   );

@@ -1,22 +1,21 @@
-import { type FormEvent, useEffect, useMemo, useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { type FormEvent, useMemo, useState } from 'react';
+import { Link, useNavigate } from 'react-router';
 import { api, type Issue } from '../api.js';
 import { Field, FieldError, fieldId, issueAt } from '../components/field.js';
 import { LoadState, TableRegion } from '../components/layout.js';
 import { RecordLoading } from '../components/record-loading.js';
 import { SaveFeedback } from '../components/save-feedback.js';
+import { calendarQuery, calendarsQuery, keys } from '../data/queries.js';
 import { formatDateTime, label } from '../format.js';
 import { useSave } from '../hooks/use-save.js';
-import { usePoll, useTitle } from '../hooks.js';
-import { Link, navigate } from '../router.js';
+import { useTitle } from '../hooks/use-title.js';
 import { type Calendar, WEEKDAYS, type Weekday } from '../types.js';
 
 /** Business calendars: the hours SLA targets count in. */
 export function CalendarsPage({ admin }: { admin: boolean }) {
   useTitle('Calendars');
-  const calendars = usePoll(
-    (signal) => api<{ items: Calendar[] }>('GET', '/api/calendars', undefined, { signal }),
-    15_000,
-  );
+  const calendars = useQuery({ ...calendarsQuery(), refetchInterval: 15_000 });
   const items = calendars.data?.items ?? [];
   return (
     <div className="page">
@@ -29,7 +28,7 @@ export function CalendarsPage({ admin }: { admin: boolean }) {
         ) : null}
       </div>
       <LoadState
-        loading={calendars.loading}
+        loading={calendars.isPending}
         error={calendars.error}
         empty={items.length === 0}
         emptyText="No calendar yet."
@@ -156,10 +155,37 @@ function knownPath(path: string): boolean {
 export function CalendarEditPage({ id, admin }: { id?: number; admin: boolean }) {
   const editing = id !== undefined;
   useTitle(editing ? 'Calendar' : 'New calendar');
-  const [draft, setDraft] = useState<CalendarDraft>(NEW_CALENDAR);
-  const [loaded, setLoaded] = useState<Calendar | undefined>();
-  const [loadError, setLoadError] = useState<Error | undefined>();
-  const save = useSave();
+  const record = useQuery({ ...calendarQuery(id ?? 0), enabled: editing });
+  if (editing && !record.data) {
+    return (
+      <RecordLoading
+        back="/calendars"
+        backText="← Calendars"
+        title="Calendar"
+        error={record.error ?? undefined}
+      />
+    );
+  }
+  return <CalendarForm id={id} calendar={record.data} admin={admin} />;
+}
+
+/** The calendar's form: it starts from the calendar as loaded, so nothing typed is overwritten. */
+function CalendarForm({
+  id,
+  calendar,
+  admin,
+}: {
+  id?: number;
+  calendar?: Calendar;
+  admin: boolean;
+}) {
+  const editing = id !== undefined;
+  const navigate = useNavigate();
+  const [draft, setDraft] = useState<CalendarDraft>(() =>
+    calendar ? draftOf(calendar) : NEW_CALENDAR,
+  );
+  const [loaded, setLoaded] = useState<Calendar | undefined>(calendar);
+  const save = useSave([keys.calendars]);
   const { issues, setSaved, busy, run } = save;
   const zones = useMemo(() => {
     try {
@@ -168,16 +194,6 @@ export function CalendarEditPage({ id, admin }: { id?: number; admin: boolean })
       return ['UTC'];
     }
   }, []);
-
-  useEffect(() => {
-    if (!editing) return;
-    api<Calendar>('GET', `/api/calendars/${id}`)
-      .then((c) => {
-        setLoaded(c);
-        setDraft(draftOf(c));
-      })
-      .catch(setLoadError);
-  }, [editing, id]);
 
   const setDay = (day: Weekday, intervals: Interval[]) =>
     setDraft((d) => ({ ...d, weekly_hours: { ...d.weekly_hours, [day]: intervals } }));
@@ -203,11 +219,6 @@ export function CalendarEditPage({ id, admin }: { id?: number; admin: boolean })
     });
   };
 
-  if (editing && (loadError || !loaded)) {
-    return (
-      <RecordLoading back="/calendars" backText="← Calendars" title="Calendar" error={loadError} />
-    );
-  }
   const weeklyError = issueAt(issues, 'weekly_hours');
   const holidaysError = issueAt(issues, 'holidays');
 

@@ -1,26 +1,20 @@
 import { useState } from 'react';
+import { Link } from 'react-router';
 import { LoadState } from '../components/layout.js';
+import { useAlerts, useMarkRead } from '../data/alerts.js';
 import { formatDateTime, label } from '../format.js';
-import { useTitle } from '../hooks.js';
-import { Link } from '../router.js';
-import { markRead, useAlerts } from '../state/alerts.js';
+import { useTitle } from '../hooks/use-title.js';
 import type { Session } from '../types.js';
 
 /** The signed-in token's in-app alerts (an admin sees everyone's), newest first, live. */
 export function InboxPage({ session }: { session: Session }) {
   useTitle('Inbox');
-  const page = useAlerts();
+  const page = useAlerts().data;
   const [onlyUnread, setOnlyUnread] = useState(false);
-  const [error, setError] = useState<Error | undefined>();
+  const markRead = useMarkRead();
+  const error = markRead.error ?? undefined;
   const items = (page?.items ?? []).filter((a) => !onlyUnread || a.read_at === null);
-  const act = async (id?: number) => {
-    setError(undefined);
-    try {
-      await markRead(id);
-    } catch (e) {
-      setError(e as Error);
-    }
-  };
+  const act = (id?: number) => markRead.mutate(id);
   return (
     <div className="page">
       <div className="page-head">
@@ -107,7 +101,7 @@ export function InboxPage({ session }: { session: Session }) {
 
 /** The header's bell: the unread count, live, linking to the inbox. */
 export function AlertBell({ current }: { current: boolean }) {
-  const page = useAlerts();
+  const page = useAlerts().data;
   const unread = page?.unread ?? 0;
   return (
     <Link

@@ -1,5 +1,5 @@
-import { useTitle } from '../hooks.js';
-import { Link } from '../router.js';
+import { Link } from 'react-router';
+import { useTitle } from '../hooks/use-title.js';
 
 export function NotFoundPage({ forbidden = false }: { forbidden?: boolean }) {
   useTitle(forbidden ? 'Admins only' : 'Not found');

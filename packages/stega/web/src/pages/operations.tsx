@@ -1,8 +1,11 @@
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
+import { Link } from 'react-router';
 import { api, query } from '../api.js';
 import { DeliveryProgress } from '../components/badges.js';
 import { LineChart } from '../components/charts.js';
 import { Freshness, LoadState, Section, TableRegion } from '../components/layout.js';
+import { keys, pathQuery } from '../data/queries.js';
 import {
   formatAgo,
   formatDateTime,
@@ -11,8 +14,7 @@ import {
   formatTime,
   label,
 } from '../format.js';
-import { usePoll, useTitle } from '../hooks.js';
-import { Link } from '../router.js';
+import { useTitle } from '../hooks/use-title.js';
 import type {
   Consumer,
   DeadLetter,
@@ -26,10 +28,10 @@ import type {
 /** The pipeline, live: queues, consumers and replicas, takeovers, deliveries, dead letters, jobs. */
 export function OperationsPage() {
   useTitle('Operations');
-  const queues = usePoll(
-    (signal) => api<{ items: Queue[] }>('GET', '/api/queues', undefined, { signal }),
-    2000,
-  );
+  const queues = useQuery({
+    ...pathQuery<{ items: Queue[] }>(keys.operations, '/api/queues'),
+    refetchInterval: 2000,
+  });
   const items = queues.data?.items ?? [];
   const groups = items.flatMap((q) =>
     q.consumers
@@ -40,9 +42,9 @@ export function OperationsPage() {
     <div className="page">
       <div className="page-head">
         <h1>Operations</h1>
-        <Freshness updatedAt={queues.updatedAt} />
+        <Freshness updatedAt={queues.dataUpdatedAt} />
       </div>
-      <LoadState loading={queues.loading} error={queues.error} empty={!queues.data} />
+      <LoadState loading={queues.isPending} error={queues.error} empty={!queues.data} />
       {items.map((queue) => (
         <QueueSection key={queue.queue_name} queue={queue} />
       ))}
@@ -215,11 +217,10 @@ function batchText(batch: number | null): string {
 
 function TakeoverSection({ queue, consumer }: { queue: string; consumer: string }) {
   const path = `/api/queues/${encodeURIComponent(queue)}/consumers/${encodeURIComponent(consumer)}/takeovers`;
-  const takeovers = usePoll(
-    (signal) => api<Takeovers>('GET', `${path}?limit=50`, undefined, { signal }),
-    3000,
-    path,
-  );
+  const takeovers = useQuery({
+    ...pathQuery<Takeovers>(keys.operations, `${path}?limit=50`),
+    refetchInterval: 3000,
+  });
   const data = takeovers.data;
   const id = `takeovers-${consumer}`;
   return (
@@ -228,7 +229,7 @@ function TakeoverSection({ queue, consumer }: { queue: string; consumer: string 
         A member that stops sending heartbeats while it holds a batch loses it to another member
         after the dead interval.
       </p>
-      <LoadState loading={takeovers.loading} error={takeovers.error} empty={!data} />
+      <LoadState loading={takeovers.isPending} error={takeovers.error} empty={!data} />
       {data && !data.available ? (
         <p className="notice">
           The installed queue engine does not report takeovers yet (no{' '}
@@ -287,17 +288,14 @@ const RANGES = [
 
 /** Alerts not delivered yet, each channel with its state, and the endpoints that are failing. */
 function OutstandingSection() {
-  const outstanding = usePoll(
-    (signal) =>
-      api<OutstandingDeliveries>('GET', '/api/deliveries/outstanding?limit=100', undefined, {
-        signal,
-      }),
-    3000,
-  );
+  const outstanding = useQuery({
+    ...pathQuery<OutstandingDeliveries>(keys.operations, '/api/deliveries/outstanding?limit=100'),
+    refetchInterval: 3000,
+  });
   const data = outstanding.data;
   return (
     <Section id="outstanding-deliveries" title="Undelivered alerts">
-      <LoadState loading={outstanding.loading} error={outstanding.error} empty={!data} />
+      <LoadState loading={outstanding.isPending} error={outstanding.error} empty={!data} />
       {data && data.endpoints.length > 0 ? (
         <TableRegion label="Failing endpoints">
           <table className="responsive">
@@ -390,12 +388,10 @@ function DeliveryChart() {
   const [range, setRange] = useState('60');
   const r = RANGES.find((x) => x.value === range) ?? (RANGES[1] as (typeof RANGES)[number]);
   const q = query({ minutes: r.minutes, bucket_seconds: r.bucket });
-  const series = usePoll(
-    (signal) =>
-      api<DeliverySeries>('GET', `/api/deliveries/per-replica${q}`, undefined, { signal }),
-    5000,
-    q,
-  );
+  const series = useQuery({
+    ...pathQuery<DeliverySeries>(keys.operations, `/api/deliveries/per-replica${q}`),
+    refetchInterval: 5000,
+  });
   const data = series.data;
   const total = data?.replicas.reduce((a, s) => a + s.total, 0) ?? 0;
   return (
@@ -415,7 +411,7 @@ function DeliveryChart() {
         </div>
       }
     >
-      <LoadState loading={series.loading} error={series.error} empty={!data} />
+      <LoadState loading={series.isPending} error={series.error} empty={!data} />
       {data ? <DeliveryTimeliness series={data} /> : null}
       {data ? (
         <LineChart
@@ -495,11 +491,10 @@ function DeliveryTimeliness({ series }: { series: DeliverySeries }) {
 
 function DeadLetterSection({ queue }: { queue: string }) {
   const path = `/api/queues/${encodeURIComponent(queue)}/dead-letters`;
-  const letters = usePoll(
-    (signal) => api<{ items: DeadLetter[] }>('GET', `${path}?limit=100`, undefined, { signal }),
-    3000,
-    path,
-  );
+  const letters = useQuery({
+    ...pathQuery<{ items: DeadLetter[] }>(keys.operations, `${path}?limit=100`),
+    refetchInterval: 3000,
+  });
   const [status, setStatus] = useState<{ text: string; error?: boolean } | undefined>();
   const [busy, setBusy] = useState<number | undefined>();
   // replayed letters leave the list at once, not at the next poll
@@ -516,7 +511,7 @@ function DeadLetterSection({ queue }: { queue: string }) {
         text: `Dead letter ${result.dead_letter_id} replayed as event ${result.event_id}.`,
       });
       setReplayed((done) => new Set(done).add(letter.id));
-      letters.refresh();
+      void letters.refetch();
     } catch (error) {
       setStatus({ text: `Replay failed: ${(error as Error).message}`, error: true });
     } finally {
@@ -530,7 +525,7 @@ function DeadLetterSection({ queue }: { queue: string }) {
         {status?.text}
       </p>
       <LoadState
-        loading={letters.loading}
+        loading={letters.isPending}
         error={letters.error}
         empty={items.length === 0}
         emptyText="No dead letters."
@@ -640,14 +635,14 @@ function prettyJson(text: string | null): string {
 }
 
 function JobSection() {
-  const jobs = usePoll(
-    (signal) => api<JobOverview>('GET', '/api/job-runs?limit=12', undefined, { signal }),
-    5000,
-  );
+  const jobs = useQuery({
+    ...pathQuery<JobOverview>(keys.operations, '/api/job-runs?limit=12'),
+    refetchInterval: 5000,
+  });
   const data = jobs.data;
   return (
     <Section id="jobs" title="Jobs">
-      <LoadState loading={jobs.loading} error={jobs.error} empty={!data} />
+      <LoadState loading={jobs.isPending} error={jobs.error} empty={!data} />
       {data ? (
         <div className="grid-2">
           <div>

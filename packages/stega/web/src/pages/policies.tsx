@@ -1,33 +1,26 @@
+import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useState } from 'react';
+import { Link, useNavigate } from 'react-router';
 import { api } from '../api.js';
 import { PriorityBadge } from '../components/badges.js';
 import { Field, FieldError, fieldId, issueAt } from '../components/field.js';
 import { LoadState, TableRegion } from '../components/layout.js';
 import { RecordLoading } from '../components/record-loading.js';
 import { SaveFeedback } from '../components/save-feedback.js';
+import { calendarsQuery, keys, policiesQuery, policyQuery, teamsQuery } from '../data/queries.js';
 import { formatDateTime, formatMinutes, label } from '../format.js';
 import { useSave } from '../hooks/use-save.js';
-import { usePoll, useTitle } from '../hooks.js';
-import { Link, navigate } from '../router.js';
-import { type Calendar, type Policy, PRIORITIES, type Priority, type Team } from '../types.js';
+import { useTitle } from '../hooks/use-title.js';
+import { type Policy, PRIORITIES, type Priority } from '../types.js';
 
 /** SLA policies: targets per priority (and organisation), calendar, alert channels. */
 export function PoliciesPage({ admin }: { admin: boolean }) {
   useTitle('SLA policies');
-  const policies = usePoll(
-    (signal) => api<{ items: Policy[] }>('GET', '/api/sla-policies', undefined, { signal }),
-    15_000,
-  );
-  const calendars = usePoll(
-    (signal) => api<{ items: Calendar[] }>('GET', '/api/calendars', undefined, { signal }),
-    60_000,
-  );
+  const policies = useQuery({ ...policiesQuery(), refetchInterval: 15_000 });
+  const calendars = useQuery({ ...calendarsQuery(), refetchInterval: 60_000 });
   const calendarName = (id: number) =>
     calendars.data?.items.find((c) => c.id === id)?.name ?? `Calendar ${id}`;
-  const teams = usePoll(
-    (signal) => api<{ items: Team[] }>('GET', '/api/teams', undefined, { signal }),
-    60_000,
-  );
+  const teams = useQuery({ ...teamsQuery(), refetchInterval: 60_000 });
   const teamName = (id: number) => teams.data?.items.find((t) => t.id === id)?.name ?? `Team ${id}`;
   const items = policies.data?.items ?? [];
   return (
@@ -46,7 +39,7 @@ export function PoliciesPage({ admin }: { admin: boolean }) {
         Targets count business minutes of the policy’s calendar.
       </p>
       <LoadState
-        loading={policies.loading}
+        loading={policies.isPending}
         error={policies.error}
         empty={items.length === 0}
         emptyText="No SLA policy yet."
@@ -298,31 +291,33 @@ const FIELD_PATHS =
 export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
   const editing = id !== undefined;
   useTitle(editing ? 'SLA policy' : 'New SLA policy');
-  const [draft, setDraft] = useState<PolicyDraft>(NEW_POLICY);
-  const [original, setOriginal] = useState<PolicyDraft | undefined>();
-  const [loaded, setLoaded] = useState<Policy | undefined>();
-  const [loadError, setLoadError] = useState<Error | undefined>();
-  const save = useSave();
-  const { issues, setSaved, busy, run } = save;
-  const calendars = usePoll(
-    (signal) => api<{ items: Calendar[] }>('GET', '/api/calendars', undefined, { signal }),
-    60_000,
-  );
-  const teams = usePoll(
-    (signal) => api<{ items: Team[] }>('GET', '/api/teams', undefined, { signal }),
-    60_000,
-  );
+  const record = useQuery({ ...policyQuery(id ?? 0), enabled: editing });
+  if (editing && !record.data) {
+    return (
+      <RecordLoading
+        back="/policies"
+        backText="← SLA policies"
+        title="SLA policy"
+        error={record.error ?? undefined}
+      />
+    );
+  }
+  return <PolicyForm id={id} policy={record.data} admin={admin} />;
+}
 
-  useEffect(() => {
-    if (!editing) return;
-    api<Policy>('GET', `/api/sla-policies/${id}`)
-      .then((policy) => {
-        setLoaded(policy);
-        setDraft(draftOf(policy));
-        setOriginal(draftOf(policy));
-      })
-      .catch(setLoadError);
-  }, [editing, id]);
+/** The policy's form: it starts from the policy as loaded, so nothing typed is overwritten. */
+function PolicyForm({ id, policy, admin }: { id?: number; policy?: Policy; admin: boolean }) {
+  const editing = id !== undefined;
+  const navigate = useNavigate();
+  const [draft, setDraft] = useState<PolicyDraft>(() => (policy ? draftOf(policy) : NEW_POLICY));
+  const [original, setOriginal] = useState<PolicyDraft | undefined>(() =>
+    policy ? draftOf(policy) : undefined,
+  );
+  const [loaded, setLoaded] = useState<Policy | undefined>(policy);
+  const save = useSave([keys.policies]);
+  const { issues, setSaved, busy, run } = save;
+  const calendars = useQuery({ ...calendarsQuery(), refetchInterval: 60_000 });
+  const teams = useQuery({ ...teamsQuery(), refetchInterval: 60_000 });
 
   useEffect(() => {
     const first = calendars.data?.items[0];
@@ -379,16 +374,6 @@ export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
     });
   };
 
-  if (editing && (loadError || !loaded)) {
-    return (
-      <RecordLoading
-        back="/policies"
-        backText="← SLA policies"
-        title="SLA policy"
-        error={loadError}
-      />
-    );
-  }
   const title = editing ? (loaded ? loaded.name : 'SLA policy') : 'New SLA policy';
   const listError = (prefix: string, noun: string) =>
     issues

@@ -1,11 +1,13 @@
+import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
+import { Link } from 'react-router';
 import { api, serverNow } from '../api.js';
 import { DeliveryOutcome } from '../components/badges.js';
 import { BarChart } from '../components/charts.js';
 import { LoadState, Section, TableRegion } from '../components/layout.js';
+import { getQuery, keys } from '../data/queries.js';
 import { formatDate, formatDateTime, formatNumber } from '../format.js';
-import { usePoll, useTitle } from '../hooks.js';
-import { Link } from '../router.js';
+import { useTitle } from '../hooks/use-title.js';
 import type { Report, ReportDetail } from '../types.js';
 import { AchievementSection } from './achievement.js';
 
@@ -14,10 +16,10 @@ export function ReportsPage({ admin, id }: { admin: boolean; id?: number }) {
   useTitle('Reports');
   // after "Generate", poll every second until the new report shows up (at most a minute)
   const [waitingSince, setWaitingSince] = useState<number | undefined>();
-  const reports = usePoll(
-    (signal) => api<{ items: Report[] }>('GET', '/api/reports?limit=26', undefined, { signal }),
-    waitingSince !== undefined ? 1000 : 10_000,
-  );
+  const reports = useQuery({
+    ...getQuery<{ items: Report[] }>([...keys.reports, 'list'], '/api/reports?limit=26'),
+    refetchInterval: waitingSince !== undefined ? 1000 : 10_000,
+  });
   const items = reports.data?.items ?? [];
   const selectedId = id ?? items[0]?.id;
   const [status, setStatus] = useState<{ text: string; error?: boolean } | undefined>();
@@ -60,7 +62,7 @@ export function ReportsPage({ admin, id }: { admin: boolean; id?: number }) {
         to the report recipients.
       </p>
       <LoadState
-        loading={reports.loading}
+        loading={reports.isPending}
         error={reports.error}
         empty={items.length === 0}
         emptyText="No report yet."
@@ -134,13 +136,12 @@ function minutesText(minutes: number | null): string {
 }
 
 function ReportDetailView({ id }: { id: number }) {
-  const report = usePoll(
-    (signal) => api<ReportDetail>('GET', `/api/reports/${id}`, undefined, { signal }),
-    10_000,
-    String(id),
-  );
+  const report = useQuery({
+    ...getQuery<ReportDetail>([...keys.reports, id], `/api/reports/${id}`),
+    refetchInterval: 10_000,
+  });
   const r = report.data;
-  if (!r) return <LoadState loading={report.loading} error={report.error} empty />;
+  if (!r) return <LoadState loading={report.isPending} error={report.error} empty />;
   const people = r.data.per_assignee;
   return (
     <Section id="report" title={`Report for ${periodText(r)}`}>

@@ -1,7 +1,7 @@
 import { type FormEvent, useState } from 'react';
 import { ApiError, api } from '../api.js';
 import { fieldId } from '../components/field.js';
-import { useTitle } from '../hooks.js';
+import { useTitle } from '../hooks/use-title.js';
 import { storeToken } from '../session.js';
 import type { Session } from '../types.js';
 

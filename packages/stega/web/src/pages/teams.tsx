@@ -1,24 +1,21 @@
+import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api } from '../api.js';
 import { Field } from '../components/field.js';
 import { LoadState, Section } from '../components/layout.js';
 import { SaveFeedback } from '../components/save-feedback.js';
+import { agentsQuery, teamsQuery } from '../data/queries.js';
 import { useSave } from '../hooks/use-save.js';
-import { usePoll, useTitle } from '../hooks.js';
+import { useTitle } from '../hooks/use-title.js';
 import type { Agent, Team } from '../types.js';
 
 /** Teams: members and lead; admins add teams and change them. */
 export function TeamsPage({ admin }: { admin: boolean }) {
   useTitle('Teams');
-  const teams = usePoll(
-    (signal) => api<{ items: Team[] }>('GET', '/api/teams', undefined, { signal }),
-    30_000,
-  );
-  const agents = usePoll(
-    (signal) => api<{ items: Agent[] }>('GET', '/api/agents', undefined, { signal }),
-    60_000,
-  );
+  const teams = useQuery({ ...teamsQuery(), refetchInterval: 30_000 });
+  const agents = useQuery({ ...agentsQuery(), refetchInterval: 60_000 });
   const list = teams.data?.items ?? [];
+  const refresh = () => void teams.refetch();
   const agentList = agents.data?.items ?? [];
   return (
     <div className="page">
@@ -30,21 +27,15 @@ export function TeamsPage({ admin }: { admin: boolean }) {
       </p>
       <Section id="teams" title={`Teams (${list.length})`}>
         <LoadState
-          loading={teams.loading}
+          loading={teams.isPending}
           error={teams.error}
           empty={list.length === 0}
           emptyText="No team yet."
         />
         {list.map((team) => (
-          <TeamCard
-            key={team.id}
-            team={team}
-            agents={agentList}
-            admin={admin}
-            onSaved={teams.refresh}
-          />
+          <TeamCard key={team.id} team={team} agents={agentList} admin={admin} onSaved={refresh} />
         ))}
-        {admin ? <TeamForm agents={agentList} onSaved={teams.refresh} /> : null}
+        {admin ? <TeamForm agents={agentList} onSaved={refresh} /> : null}
       </Section>
     </div>
   );

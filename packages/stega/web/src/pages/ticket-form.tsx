@@ -1,12 +1,14 @@
-import { type FormEvent, useEffect, useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { type FormEvent, useState } from 'react';
+import { Link, useNavigate } from 'react-router';
 import { api } from '../api.js';
 import { ErrorSummary, Field } from '../components/field.js';
 import { RecordLoading } from '../components/record-loading.js';
+import { agentsQuery, keys, teamsQuery, ticketQuery } from '../data/queries.js';
 import { label } from '../format.js';
 import { useSave } from '../hooks/use-save.js';
-import { usePoll, useTitle } from '../hooks.js';
-import { Link, navigate } from '../router.js';
-import { type Agent, PRIORITIES, type Priority, type Team, type TicketDetail } from '../types.js';
+import { useTitle } from '../hooks/use-title.js';
+import { PRIORITIES, type Priority, type TicketDetail } from '../types.js';
 
 interface Draft {
   subject: string;
@@ -71,29 +73,29 @@ function bodyOf(draft: Draft) {
 export function TicketFormPage({ id }: { id?: number }) {
   const editing = id !== undefined;
   useTitle(editing ? `Edit ticket #${id}` : 'New ticket');
-  const [draft, setDraft] = useState<Draft>(EMPTY);
-  const [original, setOriginal] = useState<Draft | undefined>();
-  const [loadError, setLoadError] = useState<Error | undefined>();
-  const { issues, message, busy, run } = useSave();
-  const agents = usePoll(
-    (signal) => api<{ items: Agent[] }>('GET', '/api/agents', undefined, { signal }),
-    60_000,
-  );
-  const teams = usePoll(
-    (signal) => api<{ items: Team[] }>('GET', '/api/teams', undefined, { signal }),
-    60_000,
-  );
+  const record = useQuery({ ...ticketQuery(id ?? 0), enabled: editing });
+  if (editing && !record.data) {
+    return (
+      <RecordLoading
+        back={`/tickets/${id}`}
+        backText={`← Ticket #${id}`}
+        title={`Edit ticket #${id}`}
+        error={record.error ?? undefined}
+      />
+    );
+  }
+  return <TicketForm id={id} ticket={record.data} />;
+}
 
-  useEffect(() => {
-    if (!editing) return;
-    api<TicketDetail>('GET', `/api/tickets/${id}`)
-      .then((ticket) => {
-        const d = draftOf(ticket);
-        setDraft(d);
-        setOriginal(d);
-      })
-      .catch(setLoadError);
-  }, [editing, id]);
+/** The ticket's form: it starts from the ticket as loaded, so nothing typed is overwritten. */
+function TicketForm({ id, ticket }: { id?: number; ticket?: TicketDetail }) {
+  const editing = id !== undefined;
+  const navigate = useNavigate();
+  const [draft, setDraft] = useState<Draft>(() => (ticket ? draftOf(ticket) : EMPTY));
+  const [original] = useState<Draft | undefined>(() => (ticket ? draftOf(ticket) : undefined));
+  const { issues, message, busy, run } = useSave([keys.tickets]);
+  const agents = useQuery({ ...agentsQuery(), refetchInterval: 60_000 });
+  const teams = useQuery({ ...teamsQuery(), refetchInterval: 60_000 });
 
   const set =
     <K extends keyof Draft>(key: K) =>
@@ -123,17 +125,6 @@ export function TicketFormPage({ id }: { id?: number }) {
       }
     });
   };
-
-  if (editing && (loadError || !original)) {
-    return (
-      <RecordLoading
-        back={`/tickets/${id}`}
-        backText={`← Ticket #${id}`}
-        title={`Edit ticket #${id}`}
-        error={loadError}
-      />
-    );
-  }
 
   return (
     <div className="page narrow-page">

@@ -1,17 +1,18 @@
+import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
+import { Link } from 'react-router';
 import { ApiError, api, type Issue } from '../api.js';
 import { DeliveryProgress, PriorityBadge, SlaBadge, StatusBadge } from '../components/badges.js';
 import { Countdown } from '../components/countdown.js';
 import { Field } from '../components/field.js';
 import { Freshness, LoadState, Section, TableRegion } from '../components/layout.js';
+import { agentsQuery, policiesQuery, ticketQuery } from '../data/queries.js';
 import { formatDateTime, formatDuration, formatMinutes, label } from '../format.js';
-import { useNow, usePoll, useTitle } from '../hooks.js';
-import { Link } from '../router.js';
+import { useNow } from '../hooks/use-now.js';
+import { useTitle } from '../hooks/use-title.js';
 import {
-  type Agent,
   type Clock,
   NEXT_STATUSES,
-  type Policy,
   type Session,
   type TicketDetail,
   type TicketStatus,
@@ -20,22 +21,13 @@ import { activityText, type Names, recipientLabel } from '../words.js';
 
 /** One ticket, live: SLA clocks, breaches and each alert delivery, comments, activity. */
 export function TicketPage({ id, session }: { id: number; session: Session }) {
-  const ticket = usePoll(
-    (signal) => api<TicketDetail>('GET', `/api/tickets/${id}`, undefined, { signal }),
-    3000,
-    String(id),
-  );
+  const ticket = useQuery({ ...ticketQuery(id), refetchInterval: 3000 });
+  const refresh = () => void ticket.refetch();
   const t = ticket.data;
   useTitle(t ? `#${t.id} ${t.subject}` : `Ticket #${id}`);
   const now = useNow();
-  const agents = usePoll(
-    (signal) => api<{ items: Agent[] }>('GET', '/api/agents', undefined, { signal }),
-    60_000,
-  );
-  const policies = usePoll(
-    (signal) => api<{ items: Policy[] }>('GET', '/api/sla-policies', undefined, { signal }),
-    60_000,
-  );
+  const agents = useQuery({ ...agentsQuery(), refetchInterval: 60_000 });
+  const policies = useQuery({ ...policiesQuery(), refetchInterval: 60_000 });
   const [notice, setNotice] = useState<{ text: string; error?: boolean } | undefined>();
 
   if (!t) {
@@ -45,7 +37,7 @@ export function TicketPage({ id, session }: { id: number; session: Session }) {
           <Link to="/tickets">← Tickets</Link>
         </p>
         <h1>Ticket #{id}</h1>
-        <LoadState loading={ticket.loading} error={ticket.error} empty />
+        <LoadState loading={ticket.isPending} error={ticket.error} empty />
       </div>
     );
   }
@@ -60,7 +52,7 @@ export function TicketPage({ id, session }: { id: number; session: Session }) {
     try {
       await api('POST', `/api/tickets/${id}/transitions`, { status: to });
       setNotice({ text: `Status changed to ${label(to)}.` });
-      ticket.refresh();
+      refresh();
     } catch (error) {
       setNotice({ text: (error as Error).message, error: true });
     }
@@ -92,7 +84,7 @@ export function TicketPage({ id, session }: { id: number; session: Session }) {
         <StatusBadge status={t.status} /> <PriorityBadge priority={t.priority} />{' '}
         <SlaBadge breached={breached} warned={warned} />
       </p>
-      <Freshness updatedAt={ticket.updatedAt} />
+      <Freshness updatedAt={ticket.dataUpdatedAt} />
       <p className="ticket-summary small">
         {t.requester_name}
         {t.requester_org ? ` · ${t.requester_org}` : ''} · {t.assignee_name ?? 'Unassigned'}
@@ -128,7 +120,7 @@ export function TicketPage({ id, session }: { id: number; session: Session }) {
         {notice?.text}
       </p>
 
-      <Conversation ticket={t} session={session} onAdded={ticket.refresh} />
+      <Conversation ticket={t} session={session} onAdded={refresh} />
 
       <div className="grid-2">
         <Section id="details" title="Details">
@@ -376,13 +368,7 @@ function Conversation({
   const [busy, setBusy] = useState(false);
   // a token of no agent (the configured admin token) picks the agent it writes as
   const picksAgent = session.agent_id === null;
-  const agents = usePoll(
-    (signal) =>
-      picksAgent
-        ? api<{ items: Agent[] }>('GET', '/api/agents', undefined, { signal })
-        : Promise.resolve({ items: [] as Agent[] }),
-    60_000,
-  );
+  const agents = useQuery({ ...agentsQuery(), enabled: picksAgent, refetchInterval: 60_000 });
   const [chosen, setChosen] = useState<string | undefined>(() => readReplyAs());
   const agentList = agents.data?.items ?? [];
   const replyAs =

@@ -1,19 +1,14 @@
+import { useQuery } from '@tanstack/react-query';
 import { type ChangeEvent, useEffect, useMemo, useState } from 'react';
-import { api, query } from '../api.js';
+import { Link, useLocation, useNavigate, useSearchParams } from 'react-router';
+import { query } from '../api.js';
 import { PriorityBadge, SlaBadge, StatusBadge } from '../components/badges.js';
 import { Countdown } from '../components/countdown.js';
 import { Freshness, LoadState, TableRegion } from '../components/layout.js';
+import { agentsQuery, ticketListQuery } from '../data/queries.js';
 import { formatNumber, label } from '../format.js';
-import { usePoll, useTitle } from '../hooks.js';
-import { Link, navigate, useLocation } from '../router.js';
-import {
-  type Agent,
-  PRIORITIES,
-  type Session,
-  STATUSES,
-  type TicketPage,
-  type TicketStatus,
-} from '../types.js';
+import { useTitle } from '../hooks/use-title.js';
+import { PRIORITIES, type Session, STATUSES, type TicketStatus } from '../types.js';
 
 const PAGE = 50;
 
@@ -35,7 +30,9 @@ const SORTS: { value: Sort; label: string }[] = [
  */
 export function TicketsPage({ session }: { session: Session }) {
   useTitle('Tickets');
-  const { search, path } = useLocation();
+  const path = useLocation().pathname;
+  const [search] = useSearchParams();
+  const navigate = useNavigate();
   const mine = session.agent_id !== null;
   const rawView = search.get('view') as View | null;
   const view: View =
@@ -72,18 +69,10 @@ export function TicketsPage({ session }: { session: Session }) {
     cursor: cursor || undefined,
     limit: PAGE,
   });
-  const tickets = usePoll(
-    (signal) =>
-      api<TicketPage>('GET', `/api/tickets${apiQuery}`, undefined, { signal, cache: 'no-cache' }),
-    5000,
-    apiQuery,
-  );
+  const tickets = useQuery({ ...ticketListQuery(apiQuery), refetchInterval: 5000 });
   const [searchText, setSearchText] = useState(q);
   useEffect(() => setSearchText(q), [q]);
-  const agents = usePoll(
-    (signal) => api<{ items: Agent[] }>('GET', '/api/agents', undefined, { signal }),
-    60_000,
-  );
+  const agents = useQuery({ ...agentsQuery(), refetchInterval: 60_000 });
 
   const setParams = (changes: Record<string, string | undefined>) => {
     const next = new URLSearchParams(search);
@@ -243,9 +232,9 @@ export function TicketsPage({ session }: { session: Session }) {
         <p role="status" aria-live="polite" aria-atomic="true">
           {summary}
         </p>
-        <Freshness updatedAt={tickets.updatedAt} />
+        <Freshness updatedAt={tickets.dataUpdatedAt} />
       </div>
-      <LoadState loading={tickets.loading} error={tickets.error} empty={!page} />
+      <LoadState loading={tickets.isPending} error={tickets.error} empty={!page} />
 
       {items.length > 0 ? (
         <TableRegion label="Tickets">

@@ -1,0 +1,67 @@
+import { queryOptions } from '@tanstack/react-query';
+import { api } from '../api.js';
+import type {
+  Agent,
+  AlertPage,
+  Calendar,
+  Policy,
+  Team,
+  TicketDetail,
+  TicketPage,
+  Token,
+} from '../types.js';
+
+/**
+ * Query keys and fetchers of the API's resources, one place for each: pages add their own poll
+ * interval (`useQuery({ ...agentsQuery(), refetchInterval: 60_000 })`), mutations invalidate by
+ * the key's first part (`keys.tickets` covers every list and every ticket).
+ */
+export const keys = {
+  agents: ['agents'] as const,
+  teams: ['teams'] as const,
+  tokens: ['tokens'] as const,
+  calendars: ['calendars'] as const,
+  policies: ['sla-policies'] as const,
+  tickets: ['tickets'] as const,
+  alerts: ['alerts'] as const,
+  reports: ['reports'] as const,
+  operations: ['operations'] as const,
+  achievement: ['sla-achievement'] as const,
+};
+
+/** A GET of `path` under `queryKey`, aborted when no component wants it any more. */
+export function getQuery<T>(queryKey: readonly unknown[], path: string, init?: RequestInit) {
+  return queryOptions({
+    queryKey,
+    queryFn: ({ signal }) =>
+      api<T>('GET', path, undefined, { signal, ...(init?.cache ? { cache: init.cache } : {}) }),
+  });
+}
+
+/** A GET keyed by its group and its path (with the query string): one cache entry per address. */
+export const pathQuery = <T>(group: readonly string[], path: string) =>
+  getQuery<T>([...group, path], path);
+
+export const agentsQuery = () => getQuery<{ items: Agent[] }>(keys.agents, '/api/agents');
+export const teamsQuery = () => getQuery<{ items: Team[] }>(keys.teams, '/api/teams');
+export const tokensQuery = () => getQuery<{ items: Token[] }>(keys.tokens, '/api/tokens');
+export const calendarsQuery = () =>
+  getQuery<{ items: Calendar[] }>([...keys.calendars, 'list'], '/api/calendars');
+export const calendarQuery = (id: number) =>
+  getQuery<Calendar>([...keys.calendars, id], `/api/calendars/${id}`);
+export const policiesQuery = () =>
+  getQuery<{ items: Policy[] }>([...keys.policies, 'list'], '/api/sla-policies');
+export const policyQuery = (id: number) =>
+  getQuery<Policy>([...keys.policies, id], `/api/sla-policies/${id}`);
+export const ticketQuery = (id: number) =>
+  getQuery<TicketDetail>([...keys.tickets, id], `/api/tickets/${id}`);
+/**
+ * A page of the ticket list. The live refresh revalidates with the last ETag (`no-cache`), so
+ * an unchanged list costs the server a 304 and the browser nothing.
+ */
+export const ticketListQuery = (search: string) =>
+  getQuery<TicketPage>([...keys.tickets, 'list', search], `/api/tickets${search}`, {
+    cache: 'no-cache',
+  });
+/** The signed-in token's in-app alerts: the bell and the inbox share this one query. */
+export const alertsQuery = () => getQuery<AlertPage>(keys.alerts, '/api/alerts?limit=100');
