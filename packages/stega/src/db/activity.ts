@@ -36,6 +36,30 @@ export async function activityInsert(
   );
 }
 
+/** Appends entries for many tickets, all stamped `at` and by `actor`, in one statement. */
+export async function activityInsertMany(
+  db: Queryable,
+  entries: (ActivityEntry & { ticket_id: number })[],
+  actor: string,
+  at: Date,
+): Promise<void> {
+  if (entries.length === 0) return;
+  await db.query(
+    `insert into stega.ticket_activity (ticket_id, at, actor, action, details)
+     select e.ticket_id, $1, $2, e.action, e.details
+       from unnest($3::bigint[], $4::text[], $5::jsonb[]) with ordinality
+              as e(ticket_id, action, details, n)
+      order by e.n`,
+    [
+      at,
+      actor,
+      entries.map((entry) => entry.ticket_id),
+      entries.map((entry) => entry.action),
+      entries.map((entry) => JSON.stringify(entry.details)),
+    ],
+  );
+}
+
 /** The ticket's activity, oldest first. */
 export async function activityListByTicket(
   db: Queryable,

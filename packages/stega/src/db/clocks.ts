@@ -43,6 +43,59 @@ export async function clockListByTicket(db: Queryable, ticketId: number): Promis
   return rows.map(clockOf);
 }
 
+/** The clocks of these tickets, by ticket. */
+export async function clockListByTickets(db: Queryable, ticketIds: number[]): Promise<ClockRow[]> {
+  const { rows } = await db.query(
+    `select ticket_id, kind, calendar_id, started_at, target_minutes, paused_business_minutes,
+            paused_since, stopped_at, due_at, warn_at
+       from stega.sla_clocks
+      where ticket_id = any ($1::bigint[])
+      order by ticket_id, kind = 'resolution', kind`,
+    [ticketIds],
+  );
+  return rows.map(clockOf);
+}
+
+/**
+ * The next `limit` tickets after `afterId`, by id, with a clock that is not stopped on the
+ * calendar (the clocks an edit of the calendar moves).
+ */
+export async function clockTicketsOnCalendar(
+  db: Queryable,
+  calendarId: number,
+  afterId: number,
+  limit: number,
+): Promise<number[]> {
+  const { rows } = await db.query(
+    `select distinct ticket_id from stega.sla_clocks
+      where calendar_id = $1 and stopped_at is null and ticket_id > $2
+      order by ticket_id limit $3`,
+    [calendarId, afterId, limit],
+  );
+  return rows.map((row) => Number(row.ticket_id));
+}
+
+/**
+ * The next `limit` active tickets after `afterId`, by id, given the policy and with a clock
+ * that is not stopped (the clocks an edit of the policy moves).
+ */
+export async function clockTicketsUnderPolicy(
+  db: Queryable,
+  policyId: number,
+  afterId: number,
+  limit: number,
+): Promise<number[]> {
+  const { rows } = await db.query(
+    `select t.id from stega.tickets t
+      where t.policy_id = $1 and t.status in ('open', 'in_progress', 'waiting') and t.id > $2
+        and exists (select 1 from stega.sla_clocks c
+                     where c.ticket_id = t.id and c.stopped_at is null)
+      order by t.id limit $3`,
+    [policyId, afterId, limit],
+  );
+  return rows.map((row) => Number(row.id));
+}
+
 /**
  * Inserts or replaces clocks, then refreshes their tickets' list columns: `next_due_at` (the
  * earliest due instant of a running clock) and `sla_missed` (once true, stays true).

@@ -16,3 +16,34 @@ export async function jobAdd(
   );
   return Number(rows[0]?.id);
 }
+
+/** The job that moves running clocks after an edit of their calendar or policy. */
+export const CLOCK_FOLLOW_TASK = 'sla_clocks_follow';
+
+/** What the clock-follow job is told: which edit, and whose (the activity's actor). */
+export interface ClockFollowPayload {
+  source: 'calendar' | 'policy';
+  id: number;
+  actor: string;
+}
+
+/**
+ * Enqueues the clock-follow job for an edit, in the edit's transaction (so the edit and the
+ * job commit together). One pending job per calendar or policy: a second edit before it ran
+ * replaces it (the job reads the calendar or policy as they are when it runs); an edit while
+ * it runs queues a new one.
+ */
+export async function clockFollowEnqueue(
+  db: Queryable,
+  payload: ClockFollowPayload,
+): Promise<void> {
+  await db.query(
+    `select graphile_worker.add_job($1, $2::json, max_attempts => 10,
+                                    job_key => $3, job_key_mode => 'replace')`,
+    [
+      CLOCK_FOLLOW_TASK,
+      JSON.stringify(payload),
+      `stega:sla-follow:${payload.source}:${payload.id}`,
+    ],
+  );
+}

@@ -155,6 +155,21 @@ export async function ticketLock(db: Queryable, id: number): Promise<TicketRow |
   return rows[0] ? ticketOf(rows[0]) : undefined;
 }
 
+/**
+ * Locks these tickets, in id order (the order every batch takes them in), for the rest of the
+ * transaction; returns the ones that exist with their status.
+ */
+export async function ticketLockMany(
+  db: Queryable,
+  ids: number[],
+): Promise<{ id: number; status: TicketRow['status'] }[]> {
+  const { rows } = await db.query(
+    `select id, status from stega.tickets where id = any ($1::bigint[]) order by id for update`,
+    [ids],
+  );
+  return rows.map((row) => ({ id: Number(row.id), status: row.status as TicketRow['status'] }));
+}
+
 /** Sets the given columns and `updated_at = now`. */
 export async function ticketUpdate(
   db: Queryable,

@@ -43,6 +43,7 @@ export {
   DEFAULT_WARNING_SHARE,
   elapsedBusinessMinutes,
   elapsedShare,
+  followSlaClock,
   isBreached,
   isWarning,
   pauseSlaClock,
@@ -69,6 +70,7 @@ export {
   slaPolicySchema,
 } from './sla-policy.js';
 export {
+  followTicketSla,
   openTicketSla,
   recordAgentReply,
   recordRequesterReply,

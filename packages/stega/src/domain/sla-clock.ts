@@ -157,6 +157,32 @@ export function retargetSlaClock(
 }
 
 /**
+ * The clock after an edit of the calendar it runs on or of its policy's target (running
+ * deadlines follow their calendar and policy): `due_at` recomputed on `calendar` from
+ * `started_at`, `targetMinutes` and the paused minutes, the rule every transition applies, so
+ * the whole running life of the clock is counted on the edited calendar (a holiday entered
+ * late, or a corrected zone, also fixes the time already counted). Pauses already ended keep
+ * the business minutes they were measured at. A held pause stays held: `due_at` stays
+ * provisional and moves out on resume as usual. Returned unchanged:
+ * - a stopped clock (its outcome is decided);
+ * - a clock breached at `now` (running past `due_at`, or paused after it): its breach is due
+ *   or published under that due time, and a later due time would neither retract it nor
+ *   make it "on time" (a second breach for the same miss would follow at the new due time).
+ * A due time moved to `now` or earlier is due at once.
+ * @throws RangeError for a negative or non-finite target.
+ */
+export function followSlaClock(
+  calendar: BusinessCalendar,
+  clock: SlaClock,
+  targetMinutes: number,
+  now: Date,
+): SlaClock {
+  if (clock.stopped_at || isBreached(clock, now)) return clock;
+  const next = { ...clock, target_minutes: targetMinutes };
+  return { ...next, due_at: dueAt(calendar, next) };
+}
+
+/**
  * Business minutes counted so far: from `started_at` to the stop, to the start of a holding
  * pause, or else to `now`, minus `paused_business_minutes`. Never negative.
  */

@@ -1,5 +1,6 @@
 import type { BusinessCalendar } from './calendar.js';
 import {
+  followSlaClock,
   pauseSlaClock,
   restartSlaClock,
   resumeSlaClock,
@@ -142,5 +143,27 @@ export function retargetTicketSla(
           next_reply: nextReply == null ? sla.next_reply : retarget(sla.next_reply, nextReply),
         }
       : {}),
+  };
+}
+
+/**
+ * The ticket's clocks after an edit of their calendar or policy (see followSlaClock): each
+ * clock recomputed on `calendar`, with the new `targets` when given (a policy edit) or its
+ * own target (a calendar edit). A counting next-reply clock keeps its target when the
+ * policy no longer has one. Stopped and breached clocks are left as they are.
+ */
+export function followTicketSla(
+  calendar: BusinessCalendar,
+  sla: TicketSla,
+  targets: SlaTargets | null,
+  now: Date,
+): TicketSla {
+  const follow = (clock: SlaClock, minutes: number | null | undefined) =>
+    followSlaClock(calendar, clock, minutes ?? clock.target_minutes, now);
+  return {
+    ...sla,
+    first_response: follow(sla.first_response, targets?.first_response_minutes),
+    resolution: follow(sla.resolution, targets?.resolution_minutes),
+    ...(sla.next_reply ? { next_reply: follow(sla.next_reply, targets?.next_reply_minutes) } : {}),
   };
 }

@@ -1,8 +1,11 @@
 import type { TaskList } from 'graphile-worker';
 import type pg from 'pg';
 import { z } from 'zod';
+import { CLOCK_FOLLOW_TASK } from '../db/jobs.js';
 import { slaDeadlineArmNext } from '../db/sla-deadline.js';
+import { DEFAULT_WARNING_SHARE } from '../domain/index.js';
 import type { Logger } from '../log.js';
+import { followEdit } from '../services/clock-follow.js';
 import { checkSlaBreaches } from './check-sla-breaches.js';
 import { generateActivityReport, generateWeeklyReportIfDue } from './generate-activity-report.js';
 import { trailingWeek } from './report-period.js';
@@ -13,6 +16,8 @@ export interface TaskDeps {
   timeZone: string;
   /** The current time; injected so tests can move it. */
   now: () => Date;
+  /** The default warning share (SLA_WARNING_SHARE) for clocks the jobs recompute; absent: 0.8. */
+  warningShare?: number;
   /** Told the next instant each check run armed the deadline job for (the jobs runner's timer). */
   onArmed?: (next: Date) => void;
   /**
@@ -21,6 +26,12 @@ export interface TaskDeps {
    */
   onNoOp?: (jobId: string) => void;
 }
+
+const clockFollowPayload = z.object({
+  source: z.enum(['calendar', 'policy']),
+  id: z.number().int().positive(),
+  actor: z.string(),
+});
 
 const reportPayload = z
   .object({
@@ -45,6 +56,19 @@ export function stegaTasks(deps: TaskDeps): TaskList {
       if (result.breaches || result.warnings) deps.logger.info(result, 'SLA alerts published');
       const next = await slaDeadlineArmNext(deps.pool, now);
       if (next) deps.onArmed?.(next);
+    },
+    // An edit of a calendar or a policy's targets: its running clocks follow, in batches.
+    [CLOCK_FOLLOW_TASK]: async (payload) => {
+      const edit = clockFollowPayload.parse(payload);
+      const result = await followEdit(
+        {
+          pool: deps.pool,
+          now: deps.now,
+          warningShare: deps.warningShare ?? DEFAULT_WARNING_SHARE,
+        },
+        edit,
+      );
+      deps.logger.info({ ...edit, ...result }, 'running SLA clocks followed an edit');
     },
     weekly_activity_report: async (_payload, helpers) => {
       const id = await generateWeeklyReportIfDue(deps.pool, deps.now(), deps.timeZone);

@@ -81,6 +81,7 @@ export async function startJobs(
       logger,
       timeZone: config.timeZone,
       now,
+      warningShare: config.slaWarningShare,
       onArmed,
       onNoOp: (jobId) => runLog?.noOp(jobId),
     }),

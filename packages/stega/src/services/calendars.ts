@@ -7,10 +7,11 @@ import {
   calendarUpdate,
   calendarUsage,
 } from '../db/calendars.js';
+import { clockFollowEnqueue } from '../db/jobs.js';
 import { inTransaction } from '../db/pool.js';
 import { slaDeadlineArmNext } from '../db/sla-deadline.js';
 import { type BusinessCalendar, parseCalendar } from '../domain/index.js';
-import type { ServiceContext } from './context.js';
+import { type Actor, type ServiceContext, SYSTEM_ACTOR } from './context.js';
 import { ConflictError, NotFoundError, toAppError } from './errors.js';
 import { calendarOfRow } from './sla.js';
 
@@ -49,15 +50,17 @@ export async function createCalendar(
 
 /**
  * Changes some fields; the merged calendar is validated as a whole (leaving `always_open`
- * needs `weekly_hours`). Clocks already running keep their due times until
- * their next recomputation (pause, resume, reopen, new targets); the deadline job is
- * re-armed for the next instant.
+ * needs `weekly_hours`). A change of the hours, holidays or zone queues the clock-follow job
+ * in the same transaction: the clocks running on the calendar follow it (new due and
+ * warning instants, re-armed timers, an activity entry per moved clock by `actor`; see
+ * services/clock-follow.ts). A change of the name alone moves nothing.
  * @throws NotFoundError, ValidationError naming the fields, ConflictError for a taken name.
  */
 export async function updateCalendar(
   ctx: ServiceContext,
   id: number,
   patch: Record<string, unknown> & { name?: string },
+  actor: Actor = SYSTEM_ACTOR,
 ): Promise<CalendarView> {
   try {
     return await inTransaction(ctx.pool, async (tx) => {
@@ -72,6 +75,9 @@ export async function updateCalendar(
         { name: name ?? row.name, ...calendar },
         ctx.now(),
       );
+      if (JSON.stringify(calendarOfRow(updated as CalendarRow)) !== JSON.stringify(current)) {
+        await clockFollowEnqueue(tx, { source: 'calendar', id, actor: actor.name });
+      }
       await slaDeadlineArmNext(tx, ctx.now());
       return calendarView(updated as CalendarRow);
     });

@@ -1,6 +1,7 @@
 import type { Queryable } from '@stega/pgque';
 import { webhookUrlRefusal } from '../channels/webhook-target.js';
 import { calendarGet } from '../db/calendars.js';
+import { clockFollowEnqueue } from '../db/jobs.js';
 import {
   type AlertChannels,
   type PolicyFields,
@@ -85,10 +86,27 @@ export interface PolicyInput {
   alert_channels?: AlertChannels;
 }
 
+/**
+ * Whom a policy edit's new targets or calendar reach: `running` (the default), the clocks
+ * running under the policy and the tickets created afterwards; `new_tickets_only`, only
+ * tickets given the policy afterwards (running clocks keep theirs).
+ */
+export type PolicyApplyTo = 'running' | 'new_tickets_only';
+
 /** A PATCH: any fields; its `alert_channels` may leave out or null `retry` and `fallback`. */
 export type PolicyPatch = Partial<Omit<PolicyInput, 'alert_channels'>> & {
   alert_channels?: AlertChannelsPatch;
+  /** Whom new targets or a new calendar reach; absent: `running`. */
+  apply_to?: PolicyApplyTo;
 };
+
+/** The fields whose change moves the clocks running under the policy. */
+const CLOCK_FIELDS = [
+  'first_response_minutes',
+  'resolution_minutes',
+  'next_reply_minutes',
+  'calendar_id',
+] as const;
 
 const DEFAULT_CHANNELS: AlertChannels = { in_app: true };
 
@@ -169,8 +187,11 @@ export async function createPolicy(
 }
 
 /**
- * Changes some fields of a policy. New targets apply to tickets created (or re-prioritised)
- * afterwards; running clocks keep theirs. The deadline job is re-armed for the next instant.
+ * Changes some fields of a policy. New targets or a new calendar apply to tickets given the
+ * policy afterwards and, unless `apply_to` is `new_tickets_only`, to the clocks running
+ * under it: the clock-follow job is queued in the same transaction and moves them (new due
+ * and warning instants, re-armed timers, an activity entry per moved clock by `viewer`; see
+ * services/clock-follow.ts). Stopped and breached clocks keep their targets and due times.
  */
 export async function updatePolicy(
   ctx: ServiceContext,
@@ -178,7 +199,7 @@ export async function updatePolicy(
   patch: PolicyPatch,
   viewer?: Actor,
 ): Promise<PolicyView> {
-  const { alert_channels: channelsPatch, ...rest } = patch;
+  const { alert_channels: channelsPatch, apply_to: applyTo = 'running', ...rest } = patch;
   const given = channelsPatch
     ? {
         ...channelsPatch,
@@ -198,6 +219,10 @@ export async function updatePolicy(
       if (patch.calendar_id !== undefined) await requireCalendar(tx, fields.calendar_id);
       if (patch.team_id != null) await requireTeam(tx, patch.team_id, 'team_id');
       const updated = (await policyUpdate(tx, id, fields, ctx.now())) as PolicyRow;
+      const clocksChanged = CLOCK_FIELDS.some((field) => updated[field] !== current[field]);
+      if (clocksChanged && applyTo === 'running') {
+        await clockFollowEnqueue(tx, { source: 'policy', id, actor: viewer?.name ?? 'system' });
+      }
       await slaDeadlineArmNext(tx, ctx.now());
       return policyView(updated, viewer);
     });

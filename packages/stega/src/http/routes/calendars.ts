@@ -9,6 +9,7 @@ import {
   updateCalendar,
 } from '../../services/calendars.js';
 import type { ServiceContext } from '../../services/context.js';
+import { actorOf } from '../auth.js';
 import { calendarOut, itemsOf } from '../response-schemas.js';
 import { errors, idParams, text } from '../schemas.js';
 
@@ -110,12 +111,14 @@ export function calendarRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
         schema: {
           tags: ['sla'],
           summary: 'Change a calendar',
+          description:
+            'A change of the hours, holidays or zone moves the due and warning instants of the clocks running on the calendar (in batches, by a job, within moments): each moved clock gets an activity entry `sla_clock_rescheduled` with `previous_due_at`, `due_at` and `reason: "calendar_edited"`. Stopped clocks, and clocks already breached, keep their due times.',
           params: idParams,
           body: patchBody,
           response: { 200: calendarOut, ...errors },
         },
       },
-      async (request) => updateCalendar(ctx, request.params.id, request.body),
+      async (request) => updateCalendar(ctx, request.params.id, request.body, actorOf(request)),
     );
 
     app.delete(

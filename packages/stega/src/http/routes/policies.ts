@@ -69,6 +69,12 @@ const patchBody = z
       .describe(
         'replaces the channels; `retry` and `fallback` left out keep the policy’s own, null removes them',
       ),
+    apply_to: z
+      .enum(['running', 'new_tickets_only'])
+      .optional()
+      .describe(
+        'whom new targets or a new calendar reach: `running` (default) also moves the clocks running under the policy (stopped and breached clocks keep theirs), `new_tickets_only` leaves them as they are',
+      ),
   })
   .refine((body) => Object.keys(body).length > 0, { error: 'give at least one field to change' });
 
@@ -122,7 +128,9 @@ export function policyRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
         config: { access: 'admin' },
         schema: {
           tags: ['sla'],
-          summary: 'Change an SLA policy (applies to tickets created or re-prioritised later)',
+          summary: 'Change an SLA policy',
+          description:
+            'New targets or a new calendar apply to tickets given the policy later and, unless `apply_to` is `new_tickets_only`, to the clocks running under it: a job moves their due and warning instants within moments, in batches, and logs each moved clock in its ticket’s activity (`sla_clock_retargeted` or `sla_clock_rescheduled` with `previous_due_at`, `due_at` and `reason: "policy_edited"`). Stopped clocks, and clocks already breached, keep their targets and due times.',
           params: idParams,
           body: patchBody,
           response: { 200: policyOut, ...errors },
