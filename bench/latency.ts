@@ -19,7 +19,7 @@
  * Run: `npm run bench -- latency [--quick] [--runs N]`.
  */
 import { performance } from 'node:perf_hooks';
-import { type Client, connect } from '../packages/pgque/src/index.js';
+import { type Client, Consumer, connect, Ticker } from '../packages/pgque/src/index.js';
 import { benchQueueName, startBenchServer } from './database.js';
 import { benchOptions, loadAverage, machine, median, printTable, writeResult } from './report.js';
 
@@ -62,7 +62,7 @@ async function measure(client: Client, cell: Cell): Promise<RunResult> {
   const latencies: number[] = [];
   const sentAt = new Map<number, number>();
   let handled = 0;
-  const consumer = client.newConsumer(queue, 'latency').handle('ping', (event) => {
+  const consumer = new Consumer(client, queue, 'latency').handle('ping', (event) => {
     const started = performance.now();
     const seq = (event.payload as { seq: number }).seq;
     const at = sentAt.get(seq);
@@ -127,7 +127,7 @@ async function measure(client: Client, cell: Cell): Promise<RunResult> {
 }
 
 async function startTicker(client: Client, mode: Mode) {
-  const ticker = client.newTicker({
+  const ticker = new Ticker(client, {
     period: TICKER_PERIOD_MS,
     wakeOnFirstEvent: mode === 'wake-up',
   });

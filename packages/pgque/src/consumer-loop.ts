@@ -7,7 +7,6 @@ import {
   sleep,
 } from './backoff.js';
 import { runBatch } from './batch-runner.js';
-import type { Client, NackRequest } from './client.js';
 import {
   PgqueBatchNotFoundError,
   PgqueConnectionError,
@@ -22,9 +21,10 @@ import {
   type Outcome,
 } from './handlers.js';
 import type { Logger } from './logger.js';
-import type { Message } from './message.js';
+import { type PgqueRuntime, serviceStarted, serviceStopped } from './runtime.js';
 import type { InferOutput, StandardSchemaV1 } from './standard-schema.js';
 import { isStandardSchema } from './standard-schema.js';
+import { type Message, type NackRequest, settle, ticksPending } from './statements/consume.js';
 import { requireInteger, requireNonNegative } from './validation.js';
 import { Wakeup } from './wakeup.js';
 
@@ -66,7 +66,7 @@ const SETTLE_ATTEMPTS_AFTER_STOP = 5;
 export abstract class ConsumerLoop {
   readonly queue: string;
   readonly name: string;
-  protected readonly client: Client;
+  protected readonly runtime: PgqueRuntime;
   protected readonly logger: Logger;
   private readonly handlers = new HandlerRegistry();
   private readonly wakeup = new Wakeup();
@@ -80,7 +80,12 @@ export abstract class ConsumerLoop {
   private current: { stop: AbortController; done: Promise<void> } | null = null;
   private unlisten: (() => Promise<void>) | null = null;
 
-  protected constructor(client: Client, queue: string, name: string, options: ConsumerOptions) {
+  protected constructor(
+    runtime: PgqueRuntime,
+    queue: string,
+    name: string,
+    options: ConsumerOptions,
+  ) {
     const op = new.target.name;
     if (typeof queue !== 'string' || queue === '') {
       throw new PgqueInvalidInputError(`${op}: queue must be a non-empty string`, 'queue');
@@ -88,10 +93,10 @@ export abstract class ConsumerLoop {
     if (typeof name !== 'string' || name === '') {
       throw new PgqueInvalidInputError(`${op}: consumer name must be a non-empty string`, 'name');
     }
-    this.client = client;
+    this.runtime = runtime;
     this.queue = queue;
     this.name = name;
-    this.logger = options.logger ?? client.logger;
+    this.logger = options.logger ?? runtime.logger;
     this.pollInterval = requireNonNegative(options.pollInterval ?? 30_000, 'pollInterval', op);
     this.concurrency = requireInteger(options.concurrency ?? 1, 'concurrency', op, {
       min: 1,
@@ -192,7 +197,7 @@ export abstract class ConsumerLoop {
       }
       this.current = null;
       this.starting = null;
-      this.client.serviceStopped(this);
+      serviceStopped(this.runtime, this);
     })().finally(() => {
       this.stopping = null;
     });
@@ -238,10 +243,10 @@ export abstract class ConsumerLoop {
       this.logger.warn(this.logFields, 'consumer started without handlers');
     }
     await this.register();
-    this.unlisten = await this.client.onTick(this.queue, () => this.wakeup.notify());
+    this.unlisten = await this.runtime.onTick(this.queue, () => this.wakeup.notify());
     const stop = new AbortController();
     this.current = { stop, done: this.loop(stop.signal) };
-    this.client.serviceStarted(this);
+    serviceStarted(this.runtime, this);
     if (signal?.aborted) void this.stop();
     else if (signal) {
       const onAbort = () => void this.stop();
@@ -306,7 +311,7 @@ export abstract class ConsumerLoop {
    * finished by the engine and also returns nothing, so emptiness alone is no proof.)
    */
   private ticksPending(): Promise<boolean> {
-    return this.client.ticksPending(this.queue, this.name);
+    return ticksPending(this.runtime.pool, this.queue, this.name);
   }
 
   private async processBatch(messages: Message[], stop: AbortSignal): Promise<void> {
@@ -392,7 +397,7 @@ export abstract class ConsumerLoop {
   private async settle(batchId: bigint, nacks: NackRequest[], stop: AbortSignal): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        const acked = await this.client.settle(batchId, nacks);
+        const acked = await settle(this.runtime.pool, batchId, nacks);
         if (acked === 1) {
           this.logger.debug({ ...this.logFields, batchId, nacked: nacks.length }, 'batch done');
         } else if (attempt === 0) {

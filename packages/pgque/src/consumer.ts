@@ -1,6 +1,6 @@
-import type { Client } from './client.js';
 import { ConsumerLoop, type ConsumerOptions } from './consumer-loop.js';
-import type { Message } from './message.js';
+import type { PgqueRuntime } from './runtime.js';
+import { type Message, receive, subscribe } from './statements/consume.js';
 import { MAX_INT4 } from './validation.js';
 
 export type { ConsumerOptions } from './consumer-loop.js';
@@ -14,7 +14,7 @@ export interface NormalConsumerOptions extends ConsumerOptions {
  * A normal consumer: one logical reader of a queue. Every process using the same name
  * sees the same batches, so run one per name (use `CoopConsumer` to split the work).
  *
- *     const consumer = pgque.newConsumer('orders', 'mailer')
+ *     const consumer = new Consumer(client, 'orders', 'mailer')
  *       .handle('order.paid', OrderPaid, async (event) => sendReceipt(event.payload));
  *     await consumer.start(shutdownSignal);
  *
@@ -24,13 +24,18 @@ export interface NormalConsumerOptions extends ConsumerOptions {
 export class Consumer extends ConsumerLoop {
   private readonly subscribeOnStart: boolean;
 
-  constructor(client: Client, queue: string, name: string, options: NormalConsumerOptions = {}) {
-    super(client, queue, name, options);
+  constructor(
+    runtime: PgqueRuntime,
+    queue: string,
+    name: string,
+    options: NormalConsumerOptions = {},
+  ) {
+    super(runtime, queue, name, options);
     this.subscribeOnStart = options.subscribe ?? true;
   }
 
   protected async register(): Promise<void> {
-    if (this.subscribeOnStart) await this.client.subscribe(this.queue, this.name);
+    if (this.subscribeOnStart) await subscribe(this.runtime.pool, this.queue, this.name);
   }
 
   /** A normal consumer's next batch needs a newer tick, so it waits when caught up. */
@@ -39,6 +44,6 @@ export class Consumer extends ConsumerLoop {
   }
 
   protected fetch(): Promise<Message[]> {
-    return this.client.receive(this.queue, this.name, { maxMessages: MAX_INT4 });
+    return receive(this.runtime.pool, this.queue, this.name, MAX_INT4);
   }
 }

@@ -1,10 +1,16 @@
 import os from 'node:os';
 import { backoffDelay, DEFAULT_RECONNECT_BACKOFF, sleep } from './backoff.js';
-import type { Client } from './client.js';
 import { ConsumerLoop, type ConsumerOptions } from './consumer-loop.js';
 import { isConnectionError } from './errors.js';
 import { Heartbeat } from './heartbeat.js';
-import type { Message } from './message.js';
+import type { PgqueRuntime } from './runtime.js';
+import type { Message } from './statements/consume.js';
+import {
+  receiveCoop,
+  subscribeSubconsumer,
+  touchSubconsumer,
+  unsubscribeSubconsumer,
+} from './statements/cooperative.js';
 import { MAX_INT4, requireCoopName, requireNonNegative } from './validation.js';
 
 export interface CoopConsumerOptions extends ConsumerOptions {
@@ -35,8 +41,13 @@ export class CoopConsumer extends ConsumerLoop {
   private readonly convertNormal: boolean;
   private readonly heartbeat: Heartbeat | null;
 
-  constructor(client: Client, queue: string, name: string, options: CoopConsumerOptions = {}) {
-    super(client, queue, name, {
+  constructor(
+    runtime: PgqueRuntime,
+    queue: string,
+    name: string,
+    options: CoopConsumerOptions = {},
+  ) {
+    super(runtime, queue, name, {
       ...options,
       pollInterval:
         options.pollInterval ??
@@ -59,7 +70,8 @@ export class CoopConsumer extends ConsumerLoop {
       );
       this.heartbeat = new Heartbeat(
         async () => {
-          const touched = await this.client.touchSubconsumer(
+          const touched = await touchSubconsumer(
+            this.runtime.pool,
             this.queue,
             this.name,
             this.subconsumer,
@@ -80,13 +92,13 @@ export class CoopConsumer extends ConsumerLoop {
   }
 
   protected async register(): Promise<void> {
-    await this.client.subscribeSubconsumer(this.queue, this.name, this.subconsumer, {
+    await subscribeSubconsumer(this.runtime.pool, this.queue, this.name, this.subconsumer, {
       convertNormal: this.convertNormal,
     });
   }
 
   protected fetch(): Promise<Message[]> {
-    return this.client.receiveCoop(this.queue, this.name, this.subconsumer, {
+    return receiveCoop(this.runtime.pool, this.queue, this.name, this.subconsumer, {
       maxMessages: MAX_INT4,
       ...(this.deadInterval !== undefined ? { deadInterval: this.deadInterval } : {}),
     });
@@ -104,7 +116,7 @@ export class CoopConsumer extends ConsumerLoop {
   protected override async afterStop(): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.client.unsubscribeSubconsumer(this.queue, this.name, this.subconsumer, {
+        await unsubscribeSubconsumer(this.runtime.pool, this.queue, this.name, this.subconsumer, {
           batchHandling: 1,
         });
         this.logger.info(this.logFields, 'subconsumer unregistered');

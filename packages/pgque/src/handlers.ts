@@ -1,8 +1,8 @@
 import type { RetryDelay } from './backoff.js';
 import { PgqueInvalidInputError } from './errors.js';
 import type { Logger } from './logger.js';
-import type { Message } from './message.js';
 import { type StandardSchemaV1, validateWithSchema } from './standard-schema.js';
+import type { Message } from './statements/consume.js';
 
 /** An event as a handler sees it: the payload parsed from JSON (and by the schema, if any). */
 export interface Event<Payload = unknown> {

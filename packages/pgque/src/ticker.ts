@@ -1,9 +1,10 @@
 import type pg from 'pg';
 import { type BackoffOptions, backoffDelay, DEFAULT_RECONNECT_BACKOFF, sleep } from './backoff.js';
-import type { Client } from './client.js';
 import { PgqueConnectionError, PgqueInvalidInputError, toPgqueError } from './errors.js';
 import { quoteIdentifier } from './listener.js';
 import type { Logger } from './logger.js';
+import { type PgqueRuntime, serviceStarted, serviceStopped } from './runtime.js';
+import { maint, maintRetryEvents } from './statements/ticking.js';
 import { requireNonNegative } from './validation.js';
 import { Wakeup } from './wakeup.js';
 
@@ -86,7 +87,7 @@ export class Ticker {
   private maintBusy = false;
 
   constructor(
-    private readonly client: Client,
+    private readonly runtime: PgqueRuntime,
     options: TickerOptions = {},
   ) {
     const op = 'Ticker';
@@ -105,7 +106,7 @@ export class Ticker {
       throw new PgqueInvalidInputError(`${op}: lockKey must be a bigint`, 'lockKey');
     }
     this.lockKey = options.lockKey ?? DEFAULT_TICKER_LOCK_KEY;
-    this.logger = options.logger ?? client.logger;
+    this.logger = options.logger ?? runtime.logger;
     this.backoff = options.reconnectBackoff ?? DEFAULT_RECONNECT_BACKOFF;
     this.onLeadershipChange = options.onLeadershipChange;
   }
@@ -124,7 +125,7 @@ export class Ticker {
     if (this.current || signal?.aborted) return;
     const stop = new AbortController();
     this.current = { stop, done: this.loop(stop.signal) };
-    this.client.serviceStarted(this);
+    serviceStarted(this.runtime, this);
     if (signal) {
       const onAbort = () => void this.stop();
       signal.addEventListener('abort', onAbort, { once: true });
@@ -141,7 +142,7 @@ export class Ticker {
       await current.done;
       await Promise.all(this.chores);
       this.current = null;
-      this.client.serviceStopped(this);
+      serviceStopped(this.runtime, this);
     })().finally(() => {
       this.stopping = null;
     });
@@ -266,7 +267,7 @@ export class Ticker {
 
   private async connectedSession(): Promise<pg.Client> {
     if (this.session) return this.session;
-    const session = this.client.newSession('pgque-ticker');
+    const session = this.runtime.newSession('pgque-ticker');
     session.on('error', (error) => {
       this.logger.warn({ err: error }, 'ticker connection error');
     });
@@ -317,7 +318,7 @@ export class Ticker {
       this.retryBusy = true;
       this.chore(
         'maint_retry_events',
-        () => this.client.maintRetryEvents(),
+        () => maintRetryEvents(this.runtime.pool),
         () => {
           this.retryBusy = false;
         },
@@ -328,7 +329,7 @@ export class Ticker {
       this.maintBusy = true;
       this.chore(
         'maint',
-        () => this.client.maint(),
+        () => maint(this.runtime.pool),
         () => {
           this.maintBusy = false;
         },

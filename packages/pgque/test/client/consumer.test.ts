@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
+  Consumer,
   type Event,
   exponentialRetryDelay,
   type HandlerContext,
@@ -16,11 +17,12 @@ describe('Consumer', () => {
     const logger = memoryLogger();
     const handled: { id: bigint }[] = [];
     const consumer = track(
-      client
-        .newConsumer(queue, 'waker', { pollInterval: 3_600_000, logger })
-        .handle('ping', (event) => {
+      new Consumer(client, queue, 'waker', { pollInterval: 3_600_000, logger }).handle(
+        'ping',
+        (event) => {
           handled.push({ id: event.id });
-        }),
+        },
+      ),
     );
     await consumer.start();
     // warm up, then make sure the loop is parked in its wait
@@ -43,8 +45,7 @@ describe('Consumer', () => {
     const seen: { event: Event<unknown>; context: HandlerContext }[] = [];
     const types: string[] = [];
     const consumer = track(
-      client
-        .newConsumer(queue, 'typed')
+      new Consumer(client, queue, 'typed')
         .handle('a', (event, context) => {
           seen.push({ event, context });
           types.push('a');
@@ -73,7 +74,7 @@ describe('Consumer', () => {
     const OrderPaid = z.object({ orderId: z.number().int(), currency: z.string().default('EUR') });
     const handled: { orderId: number; currency: string }[] = [];
     const consumer = track(
-      client.newConsumer(queue, 'validating').handle('order.paid', OrderPaid, (event) => {
+      new Consumer(client, queue, 'validating').handle('order.paid', OrderPaid, (event) => {
         handled.push(event.payload);
       }),
     );
@@ -114,17 +115,15 @@ describe('Consumer', () => {
     const delays: number[] = [];
     const attempts: number[] = [];
     const consumer = track(
-      client
-        .newConsumer(queue, 'failing', {
-          retryAfter: (retryCount) => {
-            delays.push(retryCount);
-            return 0;
-          },
-        })
-        .handle('job', (event) => {
-          attempts.push(event.retryCount);
-          throw new Error('boom');
-        }),
+      new Consumer(client, queue, 'failing', {
+        retryAfter: (retryCount) => {
+          delays.push(retryCount);
+          return 0;
+        },
+      }).handle('job', (event) => {
+        attempts.push(event.retryCount);
+        throw new Error('boom');
+      }),
     );
     await consumer.start();
     const id = await client.send(queue, { type: 'job', payload: 1 });
@@ -149,12 +148,15 @@ describe('Consumer', () => {
     const queue = await newQueue({ maxRetries: 0 });
     const known: string[] = [];
     const acking = track(
-      client.newConsumer(queue, 'acking', { unknownHandlerPolicy: 'ack' }).handle('known', (e) => {
-        known.push(`acking:${e.id}`);
-      }),
+      new Consumer(client, queue, 'acking', { unknownHandlerPolicy: 'ack' }).handle(
+        'known',
+        (e) => {
+          known.push(`acking:${e.id}`);
+        },
+      ),
     );
     const nacking = track(
-      client.newConsumer(queue, 'nacking').handle('known', (e) => {
+      new Consumer(client, queue, 'nacking').handle('known', (e) => {
         known.push(`nacking:${e.id}`);
       }),
     );
@@ -176,7 +178,7 @@ describe('Consumer', () => {
 
   it('drains a whole batch larger than any default before acking it once', async () => {
     const queue = await newQueue();
-    const consumer = client.newConsumer(queue, 'drainer');
+    const consumer = new Consumer(client, queue, 'drainer');
     await client.subscribe(queue, 'drainer');
     const ids = await client.sendBatch(
       queue,
@@ -215,7 +217,7 @@ describe('Consumer', () => {
     let peak = 0;
     let done = 0;
     const consumer = track(
-      client.newConsumer(queue, 'parallel', { concurrency: 3 }).handle('n', async () => {
+      new Consumer(client, queue, 'parallel', { concurrency: 3 }).handle('n', async () => {
         inFlight++;
         peak = Math.max(peak, inFlight);
         await new Promise((resolve) => setTimeout(resolve, 20));
@@ -235,7 +237,7 @@ describe('Consumer', () => {
     const started = latch();
     const handled: bigint[] = [];
     const consumer = track(
-      client.newConsumer(queue, 'finisher').handle('slow', async (event) => {
+      new Consumer(client, queue, 'finisher').handle('slow', async (event) => {
         started.open();
         await gate.opened;
         handled.push(event.id);
@@ -264,9 +266,9 @@ describe('Consumer', () => {
     const started = latch();
     const firstRun: bigint[] = [];
     const consumer = track(
-      client
-        .newConsumer(queue, 'handback', { onStop: 'handBack' })
-        .handle('slow', async (event, context) => {
+      new Consumer(client, queue, 'handback', { onStop: 'handBack' }).handle(
+        'slow',
+        async (event, context) => {
           if (firstRun.length === 0) {
             firstRun.push(event.id); // the first event completes
             return;
@@ -277,7 +279,8 @@ describe('Consumer', () => {
               once: true,
             });
           });
-        }),
+        },
+      ),
     );
     await consumer.start();
     const ids = await client.sendBatch(queue, 'slow', [1, 2, 3]);
@@ -286,7 +289,7 @@ describe('Consumer', () => {
 
     const again: Event<unknown>[] = [];
     const next = track(
-      client.newConsumer(queue, 'handback').handle('slow', (event) => {
+      new Consumer(client, queue, 'handback').handle('slow', (event) => {
         again.push(event);
       }),
     );
@@ -303,7 +306,7 @@ describe('Consumer', () => {
     const queue = await newQueue();
     const handled: bigint[] = [];
     const consumer = track(
-      client.newConsumer(queue, 'lifecycle').handle('t', (e) => {
+      new Consumer(client, queue, 'lifecycle').handle('t', (e) => {
         handled.push(e.id);
       }),
     );
@@ -325,13 +328,13 @@ describe('Consumer', () => {
   });
 
   it('fails to start on a queue that does not exist, and rejects bad options', async () => {
-    const consumer = client.newConsumer('no_such_queue_here', 'x');
+    const consumer = new Consumer(client, 'no_such_queue_here', 'x');
     await expect(consumer.start()).rejects.toBeInstanceOf(PgqueQueueNotFoundError);
     expect(consumer.running).toBe(false);
-    expect(() => client.newConsumer('q', 'x', { concurrency: 0 })).toThrow(/concurrency/);
-    expect(() => client.newConsumer('q', 'x', { onStop: 'later' as never })).toThrow(/onStop/);
-    expect(() => client.newConsumer('q', '')).toThrow(/consumer name/);
-    const typed = client.newConsumer('q', 'x').handle('t', () => {});
+    expect(() => new Consumer(client, 'q', 'x', { concurrency: 0 })).toThrow(/concurrency/);
+    expect(() => new Consumer(client, 'q', 'x', { onStop: 'later' as never })).toThrow(/onStop/);
+    expect(() => new Consumer(client, 'q', '')).toThrow(/consumer name/);
+    const typed = new Consumer(client, 'q', 'x').handle('t', () => {});
     expect(() => typed.handle('t', () => {})).toThrow(/already registered/);
     expect(() => typed.handle('u', {} as never, () => {})).toThrow(/Standard Schema/);
   });

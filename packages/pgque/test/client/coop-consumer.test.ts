@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { type Client, type CoopConsumer, defaultSubconsumer } from '../../src/index.js';
+import { CoopConsumer, type CoopConsumerOptions, defaultSubconsumer } from '../../src/index.js';
 import { latch, tickedClient, waitFor } from './support.js';
 
 const { client, newQueue, track } = await tickedClient();
@@ -8,9 +8,9 @@ const { client, newQueue, track } = await tickedClient();
 function member(
   queue: string,
   subconsumer: string,
-  options: Parameters<Client['newCoopConsumer']>[2] = {},
+  options: CoopConsumerOptions = {},
 ): CoopConsumer {
-  return track(client.newCoopConsumer(queue, 'grp', { subconsumer, ...options }));
+  return track(new CoopConsumer(client, queue, 'grp', { subconsumer, ...options }));
 }
 
 async function members(queue: string): Promise<string[]> {
@@ -21,11 +21,11 @@ async function members(queue: string): Promise<string[]> {
 
 describe('CoopConsumer', () => {
   it('names itself <hostname>-<pid> by default', () => {
-    const consumer = client.newCoopConsumer('q', 'grp');
+    const consumer = new CoopConsumer(client, 'q', 'grp');
     expect(consumer.subconsumer).toBe(defaultSubconsumer());
     expect(consumer.subconsumer).toBe(`${os.hostname().replaceAll('.', '-')}-${process.pid}`);
-    expect(() => client.newCoopConsumer('q', 'g.x')).toThrow(/must not contain a dot/);
-    expect(() => client.newCoopConsumer('q', 'g', { subconsumer: 'a.b' })).toThrow(
+    expect(() => new CoopConsumer(client, 'q', 'g.x')).toThrow(/must not contain a dot/);
+    expect(() => new CoopConsumer(client, 'q', 'g', { subconsumer: 'a.b' })).toThrow(
       /must not contain a dot/,
     );
   });

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { expect, expectTypeOf, it } from 'vitest';
 import { createTestDatabase, randomName } from '../../../../test-support/database.js';
-import { connect, type Logger, silentLogger } from '../../src/index.js';
+import { Consumer, connect, type Logger, silentLogger } from '../../src/index.js';
 import { waitFor } from './support.js';
 
 it('takes a pino logger as is, for the client and its services', async () => {
@@ -22,7 +22,7 @@ it('takes a pino logger as is, for the client and its services', async () => {
   const client = await connect(url, { logger });
   const queue = randomName();
   await client.createQueue(queue);
-  const consumer = client.newConsumer(queue, 'logged');
+  const consumer = new Consumer(client, queue, 'logged');
   await consumer.start();
   await waitFor(() => lines.some((l) => l.msg === 'consumer started'), 'the start line');
   expect(lines.find((l) => l.msg === 'consumer started')).toMatchObject({

@@ -4,7 +4,15 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withDatabase } from '../../../../test-support/global-setup.js';
 import { startTestServer, type TestServer } from '../../../../test-support/postgres-server.js';
-import { type Client, connect, install, isConnectionError } from '../../src/index.js';
+import {
+  type Client,
+  Consumer,
+  CoopConsumer,
+  connect,
+  install,
+  isConnectionError,
+  Ticker,
+} from '../../src/index.js';
 import { memoryLogger, waitFor } from './support.js';
 
 // This file runs its own PostgreSQL, because it restarts it.
@@ -86,12 +94,13 @@ describe.skipIf(external)('a PostgreSQL restart while events flow', () => {
         seen[which].set(event.id, entry);
       };
     const options = { reconnectBackoff: fast, pollInterval: 2_000 };
-    const ticker = client.newTicker({ period: 20, retryPeriod: 200, reconnectBackoff: fast });
-    const normal = client.newConsumer(queue, 'normal', options).handle('n', record('normal'));
+    const ticker = new Ticker(client, { period: 20, retryPeriod: 200, reconnectBackoff: fast });
+    const normal = new Consumer(client, queue, 'normal', options).handle('n', record('normal'));
     const members = ['a', 'b'].map((name) =>
-      client
-        .newCoopConsumer(queue, 'grp', { ...options, subconsumer: name })
-        .handle('n', record('group')),
+      new CoopConsumer(client, queue, 'grp', { ...options, subconsumer: name }).handle(
+        'n',
+        record('group'),
+      ),
     );
     ticker.start();
     await normal.start();

@@ -1,6 +1,6 @@
 import { afterAll } from 'vitest';
 import { createTestDatabase, randomName } from '../../../../test-support/database.js';
-import { type Client, connect, type Logger } from '../../src/index.js';
+import { type Client, connect, type Logger, Ticker } from '../../src/index.js';
 
 /** Polls `probe` until it returns something other than undefined/false, or fails after `timeoutMs`. */
 export async function waitFor<T>(
@@ -47,7 +47,7 @@ export async function forceTick(client: Client, queue: string): Promise<void> {
 export async function tickedClient() {
   const db = await createTestDatabase();
   const client = await clientFor(db.url);
-  const ticker = client.newTicker({ period: 20, retryPeriod: 50 });
+  const ticker = new Ticker(client, { period: 20, retryPeriod: 50 });
   ticker.start();
   await waitFor(() => ticker.isLeader, 'ticker leadership');
   const running = new Set<{ stop(): Promise<void> }>();

@@ -4,7 +4,13 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, randomName } from '../../../../test-support/database.js';
-import { type Client, DEFAULT_TICKER_LOCK_KEY, TICKER_WAKE_CHANNEL } from '../../src/index.js';
+import {
+  type Client,
+  Consumer,
+  DEFAULT_TICKER_LOCK_KEY,
+  TICKER_WAKE_CHANNEL,
+  Ticker,
+} from '../../src/index.js';
 import { clientFor, forceTick, memoryLogger, waitFor } from './support.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -41,7 +47,7 @@ describe('Ticker', () => {
     const queue = randomName();
     await client.createQueue(queue, { tickerMaxLag: 50, rotationPeriod: 200 });
     await client.subscribe(queue, 'c');
-    const ticker = client.newTicker({ period: 20, retryPeriod: 50, maintPeriod: 100 });
+    const ticker = new Ticker(client, { period: 20, retryPeriod: 50, maintPeriod: 100 });
     try {
       ticker.start();
       ticker.start();
@@ -81,7 +87,7 @@ describe('Ticker', () => {
   it('elects one leader among several tickers, and another takes over when it stops', async () => {
     const changes: string[] = [];
     const make = (name: string) =>
-      client.newTicker({
+      new Ticker(client, {
         period: 20,
         electionInterval: 50,
         onLeadershipChange: (leader) => changes.push(`${name}:${leader}`),
@@ -122,7 +128,7 @@ describe('Ticker', () => {
       create trigger refuse_tick before insert on pgque.tick
         for each row execute function public.refuse_tick();`);
     const logger = memoryLogger();
-    const ticker = client.newTicker({ period: 20, logger });
+    const ticker = new Ticker(client, { period: 20, logger });
     try {
       ticker.start();
       await client.send(broken, { type: 't' });
@@ -241,7 +247,7 @@ async function armed(queue: string): Promise<boolean> {
 
 describe('Ticker: a tick at the first commit', () => {
   const slowTicker = () =>
-    client.newTicker({ period: 60_000, retryPeriod: 60_000, maintPeriod: 60_000 });
+    new Ticker(client, { period: 60_000, retryPeriod: 60_000, maintPeriod: 60_000 });
 
   it('ticks a quiet queue at its first event, without waiting for the period', async () => {
     // default thresholds (500 events or 3 s) and a ticker period of a minute: only the
@@ -249,11 +255,12 @@ describe('Ticker: a tick at the first commit', () => {
     const queue = randomName();
     await client.createQueue(queue);
     const handled: bigint[] = [];
-    const consumer = client
-      .newConsumer(queue, 'c', { pollInterval: 60_000 })
-      .handle('t', (event) => {
+    const consumer = new Consumer(client, queue, 'c', { pollInterval: 60_000 }).handle(
+      't',
+      (event) => {
         handled.push(event.id);
-      });
+      },
+    );
     await consumer.start();
     const wakes = await wakeListener();
     const ticker = slowTicker();

@@ -6,7 +6,11 @@ import type {
   CoopConsumer,
   Event,
   Message,
+  PgqueRuntime,
+  Queryable,
+  receive,
   StandardSchemaV1,
+  send,
 } from '../../src/index.js';
 
 // Type-level checks of the public API; they run in `tsc`, the bodies never execute.
@@ -18,8 +22,14 @@ describe('public types', () => {
     expectTypeOf<Client['receiveCoop']>().returns.resolves.toEqualTypeOf<Message[]>();
     expectTypeOf<Client['ticker']>().returns.resolves.toEqualTypeOf<bigint | null>();
     expectTypeOf<Message['batchId']>().toEqualTypeOf<bigint>();
-    expectTypeOf<Client['newConsumer']>().returns.toEqualTypeOf<Consumer>();
-    expectTypeOf<Client['newCoopConsumer']>().returns.toEqualTypeOf<CoopConsumer>();
+    expectTypeOf<typeof receive>().returns.resolves.toEqualTypeOf<Message[]>();
+    expectTypeOf<Parameters<typeof send>[0]>().toEqualTypeOf<Queryable>();
+    // Client is a runtime; its bookkeeping of running services is not part of its type
+    expectTypeOf<Client>().toExtend<PgqueRuntime>();
+    expectTypeOf<Client>().not.toHaveProperty('serviceStarted');
+    expectTypeOf<Client>().not.toHaveProperty('newConsumer');
+    expectTypeOf<ConstructorParameters<typeof Consumer>[0]>().toEqualTypeOf<PgqueRuntime>();
+    expectTypeOf<ConstructorParameters<typeof CoopConsumer>[0]>().toEqualTypeOf<PgqueRuntime>();
   });
 
   it('infers the payload type from a Standard Schema (zod 4)', () => {
