@@ -45,6 +45,7 @@ export async function breachRecordDue(
        returning id, ticket_id, kind, due_at, detected_at),
      sent as (
        select a.id, a.ticket_id,
+              -- Stega's own transactional write: the breach row and its event in one statement
               pgque.send($3::text, $4::text, jsonb_build_object('breach_id', a.id, ${ALERT_PAYLOAD})) as event_id
          from a
          join stega.tickets t on t.id = a.ticket_id
@@ -86,6 +87,7 @@ export async function warningRecordDue(
        returning id, ticket_id, kind, due_at, warn_at, detected_at, elapsed_share),
      sent as (
        select a.id, a.ticket_id,
+              -- Stega's own transactional write: the warning row and its event in one statement
               pgque.send($3::text, $4::text, jsonb_build_object(
                 'warning_id', a.id, 'elapsed_share', a.elapsed_share,
                 'warn_at', to_char(a.warn_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),

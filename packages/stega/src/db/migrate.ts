@@ -1,4 +1,4 @@
-import { install } from '@stega/pgque';
+import { createQueue, install, setConsumerConfig, subscribe } from '@stega/pgque';
 import { runMigrations } from 'graphile-worker';
 import type pg from 'pg';
 import { migrations } from './generated/migrations.js';
@@ -60,20 +60,15 @@ async function applyAppMigrations(pool: pg.Pool): Promise<void> {
  * turns back into a normal subscription and keeps its place in the queue.
  */
 async function ensureNotificationsQueue(pool: pg.Pool, coopPageSize: number): Promise<void> {
-  await pool.query('select pgque.create_queue($1)', [NOTIFICATIONS_QUEUE]);
-  await pool.query("select pgque.set_queue_config($1, 'ticker_max_lag', '100 milliseconds')", [
-    NOTIFICATIONS_QUEUE,
-  ]);
-  await pool.query("select pgque.set_queue_config($1, 'ticker_idle_period', '10 seconds')", [
-    NOTIFICATIONS_QUEUE,
-  ]);
-  await pool.query('select pgque.subscribe($1, $2)', [NOTIFICATIONS_QUEUE, NOTIFICATION_CONSUMER]);
-  await pool.query('select pgque.subscribe($1, $2)', [NOTIFICATIONS_QUEUE, SLA_GROUP]);
+  await createQueue(pool, NOTIFICATIONS_QUEUE, {
+    tickerMaxLag: '100 milliseconds',
+    tickerIdlePeriod: '10 seconds',
+  });
+  await subscribe(pool, NOTIFICATIONS_QUEUE, NOTIFICATION_CONSUMER);
+  await subscribe(pool, NOTIFICATIONS_QUEUE, SLA_GROUP);
   // One detector run publishes all its breaches in one transaction, hence one window:
   // paging spreads such a window over every sla-breach-worker instead of one.
-  await pool.query(`select pgque.set_consumer_config($1, $2, 'coop_page_size', $3)`, [
-    NOTIFICATIONS_QUEUE,
-    SLA_GROUP,
-    coopPageSize > 0 ? String(coopPageSize) : null,
-  ]);
+  await setConsumerConfig(pool, NOTIFICATIONS_QUEUE, SLA_GROUP, {
+    coopPageSize: coopPageSize > 0 ? coopPageSize : null,
+  });
 }

@@ -1,5 +1,5 @@
-import type { Queryable } from '@stega/pgque';
-import { EVENT_TYPES, EVENT_VERSION } from '../events.js';
+import { type Queryable, send } from '@stega/pgque';
+import { type ActivityReportEvent, EVENT_TYPES, EVENT_VERSION } from '../events.js';
 import type { ReportPeriod } from '../jobs/report-period.js';
 import { type Achievement, achievementCompute } from './achievement.js';
 import { NOTIFICATIONS_QUEUE } from './migrate.js';
@@ -106,7 +106,7 @@ export async function reportInsert(
   );
   const id = rows[0]?.id;
   if (id === undefined) return null;
-  const payload = {
+  const payload: ActivityReportEvent = {
     version: EVENT_VERSION,
     report_id: Number(id),
     period_start: period.start.toISOString(),
@@ -119,16 +119,15 @@ export async function reportInsert(
     sla_targets: data.sla_achievement?.targets ?? 0,
     sla_met_share: data.sla_achievement?.met_share ?? null,
   };
-  const sent = await db.query('select pgque.send($1::text, $2::text, $3::jsonb) as event_id', [
-    NOTIFICATIONS_QUEUE,
-    EVENT_TYPES.activityReport,
-    JSON.stringify(payload),
-  ]);
+  const eventId = await send(db, NOTIFICATIONS_QUEUE, {
+    type: EVENT_TYPES.activityReport,
+    payload,
+  });
   await db.query('update stega.activity_reports set event_id = $2 where id = $1', [
     id,
-    sent.rows[0]?.event_id,
+    String(eventId),
   ]);
-  return { id: Number(id), eventId: Number(sent.rows[0]?.event_id) };
+  return { id: Number(id), eventId: Number(eventId) };
 }
 
 /** Whether the period already has a report. */

@@ -76,8 +76,8 @@ class RequestLog extends LogController {
 
 /**
  * Builds the HTTP application; `server.ts` listens, tests use `app.inject()`.
- * Seeds the default calendar and policies when the database has no policy at all, and
- * resolves the admin token (STEGA_ADMIN_TOKEN, else `<dataDir>/admin-token`).
+ * Resolves the admin token (STEGA_ADMIN_TOKEN, else `<dataDir>/admin-token`); the default
+ * calendar and policies are seeded by `migrate`, not here.
  * Every route but GET /healthz, the OpenAPI document and the web UI's files needs a bearer
  * token.
  */

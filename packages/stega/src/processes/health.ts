@@ -1,4 +1,5 @@
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { consumerInfo } from '@stega/pgque';
 import type pg from 'pg';
 import type { Config } from '../config.js';
 import { NOTIFICATIONS_QUEUE, SLA_GROUP } from '../db/migrate.js';
@@ -34,11 +35,8 @@ export function healthProbe(role: string, config: Config, pool: pg.Pool): () => 
   }
   const member = `${SLA_GROUP}.${config.subconsumerName}`;
   return async () => {
-    const { rows } = await pool.query(
-      'select count(*)::int as n from pgque.get_consumer_info($1, $2)',
-      [NOTIFICATIONS_QUEUE, member],
-    );
-    if (Number(rows[0]?.n) !== 1) throw new Error(`member ${member} is not registered`);
+    const rows = await consumerInfo(pool, NOTIFICATIONS_QUEUE, member);
+    if (rows.length !== 1) throw new Error(`member ${member} is not registered`);
   };
 }
 

@@ -1,3 +1,4 @@
+import { coopTakeovers } from '@stega/pgque';
 import { deliveryListOutstanding, endpointListTroubled } from '../db/deliveries.js';
 import {
   deliveryCountByReplica,
@@ -14,7 +15,6 @@ import {
   jobQueuedList,
   jobRunList,
 } from '../db/job-runs.js';
-import { type TakeoverRow, takeoverFunctionExists, takeoverList } from '../db/takeovers.js';
 import { endpointLabel } from '../metrics.js';
 import type { ServiceContext } from './context.js';
 import { getQueue } from './operations.js';
@@ -24,8 +24,19 @@ import { getQueue } from './operations.js';
  * runs, and how the alert deliveries are shared between the sla-breach-worker replicas.
  */
 
+/** One takeover of a cooperative batch. */
+export interface TakeoverRow {
+  taken_at: Date;
+  queue_name: string;
+  consumer_name: string;
+  old_subconsumer: string;
+  new_subconsumer: string;
+  old_batch_id: number | null;
+  new_batch_id: number | null;
+}
+
 export interface TakeoverView {
-  /** False while the installed engine has no pgque.get_coop_takeovers. */
+  /** Always true: the engine ships with Stega (kept for API compatibility). */
   available: boolean;
   items: TakeoverRow[];
 }
@@ -38,8 +49,19 @@ export async function listTakeovers(
   limit: number,
 ): Promise<TakeoverView> {
   await getQueue(ctx, queue);
-  if (!(await takeoverFunctionExists(ctx.pool))) return { available: false, items: [] };
-  return { available: true, items: await takeoverList(ctx.pool, queue, consumer, limit) };
+  const takeovers = await coopTakeovers(ctx.pool, queue, consumer, limit);
+  return {
+    available: true,
+    items: takeovers.map((t) => ({
+      taken_at: t.takenAt,
+      queue_name: t.queueName,
+      consumer_name: t.consumerName,
+      old_subconsumer: t.oldSubconsumer,
+      new_subconsumer: t.newSubconsumer,
+      old_batch_id: t.oldBatchId === null ? null : Number(t.oldBatchId),
+      new_batch_id: t.newBatchId === null ? null : Number(t.newBatchId),
+    })),
+  };
 }
 
 export interface JobOverview {

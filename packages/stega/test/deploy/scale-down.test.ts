@@ -2,13 +2,13 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { coopTakeovers } from '@stega/pgque';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
 import { startWebhookReceiver } from '../../../../test-support/webhook-receiver.js';
 import { breachRecordDue } from '../../src/db/breaches.js';
 import { NOTIFICATIONS_QUEUE, SLA_GROUP } from '../../src/db/migrate.js';
 import { createPool, inTransaction } from '../../src/db/pool.js';
-import { takeoverFunctionExists, takeoverList } from '../../src/db/takeovers.js';
 import { killAllChildren, STEGA_MAIN, spawnStega, waitFor } from './processes.js';
 import { alertPolicyInsert, ticketsDueInsert } from './workload.js';
 
@@ -124,8 +124,6 @@ describe('scale-down: SIGTERM to an sla-breach-worker mid-batch', async () => {
     const counts = hook.countsByKey();
     expect(counts.size).toBe(TICKETS);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
-    if (await takeoverFunctionExists(pool)) {
-      expect(await takeoverList(pool, NOTIFICATIONS_QUEUE, SLA_GROUP, 10)).toEqual([]);
-    }
+    expect(await coopTakeovers(pool, NOTIFICATIONS_QUEUE, SLA_GROUP, 10)).toEqual([]);
   });
 });

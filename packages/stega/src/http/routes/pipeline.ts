@@ -14,7 +14,9 @@ const id = z.number().int();
 const nullableDate = z.date().nullable();
 
 export const takeoversOut = z.object({
-  available: z.boolean().describe('false while the engine has no pgque.get_coop_takeovers'),
+  available: z
+    .boolean()
+    .describe('always true (the engine ships with Stega); kept for older clients'),
   items: z.array(
     z.object({
       taken_at: z.date(),
