@@ -6,6 +6,7 @@
 -- On a queue the leader ticker armed (queue_ticker_wake: it found the queue quiet), it
 -- sends NOTIFY "pgque.ticker" with the queue name, delivered when the producer commits,
 -- so the ticker ticks at once (see ticker_prompt). A busy queue is not armed: nothing sent.
+-- send and send_batch inline these same steps (the hot paths) and must stay in step with it.
 -- params: queue name. returns: the table, the id sequence, and whether inserts are refused
 -- (queue_disable_insert, unless session_replication_role is replica).
 -- errors: queue not found: <name>.

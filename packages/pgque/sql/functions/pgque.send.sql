@@ -1,8 +1,11 @@
 -- send: publish one event. The type defaults to 'default'; jsonb payloads are stored as
 -- their canonical text, text payloads verbatim (an untyped literal picks the text form).
--- The text form writes the row itself (the other forms call it): the table from
--- _writer_table, the id from the table's own default, one INSERT … RETURNING.
--- returns: the event id. errors: queue not found: <name>.
+-- The text form does the writing (the other forms call it): it picks the table by the rule
+-- of _writer_table, inlined here because send is the hottest path (xid first, then the queue
+-- row, key-share locked outside READ COMMITTED; NOTIFY "pgque.ticker" on an armed queue),
+-- and calls that table's writer (_create_event_writers), whose INSERT … RETURNING takes the
+-- id from the table's own default and is planned once per session.
+-- returns: the event id. errors: queue not found: <name>; Insert into queue disallowed.
 create or replace function pgque.send(queue_name text, type_name text, payload text)
 returns bigint
 language plpgsql
@@ -10,16 +13,34 @@ security definer
 set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
-  w record;
+  q record;
   id bigint;
 begin
-  select * into w from pgque._writer_table(send.queue_name);
-  if w.insert_disabled then
+  perform pg_catalog.pg_current_xact_id();
+  if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
+    select queue_id, queue_cur_table, queue_disable_insert, queue_ticker_wake
+      into q
+      from pgque.queue
+     where pgque.queue.queue_name = send.queue_name;
+  else
+    select queue_id, queue_cur_table, queue_disable_insert, queue_ticker_wake
+      into q
+      from pgque.queue
+     where pgque.queue.queue_name = send.queue_name
+       for key share;
+  end if;
+  if not found then
+    raise exception 'queue not found: %', send.queue_name using errcode = 'PQ001';
+  end if;
+  if q.queue_ticker_wake then
+    perform pg_catalog.pg_notify('pgque.ticker', send.queue_name);
+  end if;
+  if q.queue_disable_insert
+     and pg_catalog.current_setting('session_replication_role') <> 'replica' then
     raise exception 'Insert into queue disallowed' using errcode = 'PQ006';
   end if;
-  execute pg_catalog.format(
-    'insert into %s (ev_time, ev_type, ev_data) values (pg_catalog.now(), $1, $2) returning ev_id',
-    w.data_table)
+  execute pg_catalog.format('select %s($1, $2)',
+                            pgque._event_writer(q.queue_id, q.queue_cur_table))
     into id
     using send.type_name, send.payload;
   return id;

@@ -1,13 +1,22 @@
 -- send_batch: publish many events of one type in one statement.
--- params: queue, type (default 'default'), payloads as jsonb[] or text[].
+-- The text[] form does the writing (the other forms call it): it picks the table by the
+-- rule of _writer_table, inlined as in send, and calls that table's writer
+-- (_create_event_writers): one INSERT … SELECT of the whole array, planned once per
+-- session, no per-row PL/pgSQL work.
+-- params: queue, type (default 'default'), payloads as jsonb[] or text[] (a NULL element
+-- stores NULL data).
 -- returns: ids aligned with the input (not necessarily monotone). An empty array returns
--- '{}' without looking up the queue. errors: payloads must not be null; queue not found.
+-- '{}' without looking up the queue. errors: payloads must not be null; queue not found;
+-- Insert into queue disallowed.
 create or replace function pgque.send_batch(queue_name text, type_name text, payloads text[])
 returns bigint[]
 language plpgsql
 security definer
 set search_path = pgque, pg_catalog, pg_temp
 as $$
+declare
+  q record;
+  ids bigint[];
 begin
   if payloads is null then
     raise exception 'payloads must not be null' using errcode = 'PQ010';
@@ -15,7 +24,34 @@ begin
   if pg_catalog.cardinality(payloads) = 0 then
     return '{}';
   end if;
-  return pgque.insert_event_bulk(queue_name, type_name, payloads);
+  perform pg_catalog.pg_current_xact_id();
+  if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
+    select queue_id, queue_cur_table, queue_disable_insert, queue_ticker_wake
+      into q
+      from pgque.queue
+     where pgque.queue.queue_name = send_batch.queue_name;
+  else
+    select queue_id, queue_cur_table, queue_disable_insert, queue_ticker_wake
+      into q
+      from pgque.queue
+     where pgque.queue.queue_name = send_batch.queue_name
+       for key share;
+  end if;
+  if not found then
+    raise exception 'queue not found: %', send_batch.queue_name using errcode = 'PQ001';
+  end if;
+  if q.queue_ticker_wake then
+    perform pg_catalog.pg_notify('pgque.ticker', send_batch.queue_name);
+  end if;
+  if q.queue_disable_insert
+     and pg_catalog.current_setting('session_replication_role') <> 'replica' then
+    raise exception 'Insert into queue disallowed' using errcode = 'PQ006';
+  end if;
+  execute pg_catalog.format('select %s($1, $2)',
+                            pgque._event_writer(q.queue_id, q.queue_cur_table))
+    into ids
+    using send_batch.type_name, send_batch.payloads;
+  return ids;
 end;
 $$;
 
