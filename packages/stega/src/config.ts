@@ -72,6 +72,20 @@ export interface Config {
   slaWorkers: number;
   /** Share of an SLA target after which a warning is published (SLA_WARNING_SHARE, default 0.8; 1 disables). */
   slaWarningShare: number;
+  /**
+   * STEGA_ACK_SECRET: the key acknowledge links in escalation emails and chat buttons are
+   * signed with (HMAC-SHA256), at least 32 characters. Unset: a random key made by the
+   * migration and kept in the database (stega.server_secrets), shared by every process.
+   * Changing it voids the links already sent.
+   */
+  ackSecret: string | undefined;
+  /** How long an acknowledge link stays valid, hours (STEGA_ACK_LINK_HOURS, default 72). */
+  ackLinkHours: number;
+  /**
+   * The web UI's address as readers reach it, for links in emails and chat messages
+   * (STEGA_PUBLIC_URL, e.g. https://help.example.com; default http://localhost:PORT).
+   */
+  publicUrl: string | undefined;
   /** Events per page of the cooperative split for sla_breach_dispatcher (COOP_PAGE_SIZE, default 50; 0 = whole windows). */
   coopPageSize: number;
   /** Subconsumer name of this process (SUBCONSUMER_NAME, default `${hostname}-${pid}`). */
@@ -239,6 +253,15 @@ const envSchema = z.object({
   SLA_WORKERS: intFrom('SLA_WORKERS', 0, 64, 2),
   SLA_WARNING_SHARE: share,
   COOP_PAGE_SIZE: intFrom('COOP_PAGE_SIZE', 0, 100_000, 50),
+  STEGA_ACK_SECRET: z
+    .string()
+    .optional()
+    .refine(
+      (s) => s === undefined || s === '' || s.length >= 32,
+      'STEGA_ACK_SECRET must be at least 32 characters (make one with `openssl rand -hex 32`)',
+    ),
+  STEGA_ACK_LINK_HOURS: intFrom('STEGA_ACK_LINK_HOURS', 1, 24 * 90, 72),
+  STEGA_PUBLIC_URL: urlFrom('STEGA_PUBLIC_URL', ['http:', 'https:']),
   SUBCONSUMER_NAME: z
     .string()
     .optional()
@@ -309,6 +332,9 @@ export function loadConfig(
     slaCircuitProbeSeconds: e.SLA_CIRCUIT_PROBE_SECONDS,
     slaWorkers: e.SLA_WORKERS,
     slaWarningShare: e.SLA_WARNING_SHARE,
+    ackSecret: e.STEGA_ACK_SECRET || undefined,
+    ackLinkHours: e.STEGA_ACK_LINK_HOURS,
+    publicUrl: e.STEGA_PUBLIC_URL?.replace(/\/+$/, ''),
     coopPageSize: e.COOP_PAGE_SIZE,
     subconsumerName: e.SUBCONSUMER_NAME || defaultSubconsumerName(),
     healthFile: e.STEGA_HEALTH_FILE?.trim()

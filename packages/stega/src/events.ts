@@ -38,6 +38,42 @@ export const slaWarningEvent = z.object({
 });
 export type SlaWarningEvent = z.infer<typeof slaWarningEvent>;
 
+/**
+ * One level of an escalation chain fired (issue 14): the breach's alert goes to the level's
+ * targets. Keyed like the breach (ticket, kind, due_at) plus the level; `agents` are the
+ * level's agent targets as resolved when it fired. The level's channels stay in the database.
+ */
+export const slaEscalatedEvent = z.object({
+  ...alertFields,
+  escalation_id: z.number().int().positive(),
+  breach_id: z.number().int().positive(),
+  firing_id: z.number().int().positive(),
+  level: z.number().int().min(0),
+  levels: z.number().int().min(1),
+  delay_minutes: z.number().int().min(0),
+  /** The instant the level was due to fire (due_at + its delay). */
+  fire_at: isoTime,
+  agents: z.array(person.extend({ id: z.number().int().positive() })),
+});
+export type SlaEscalatedEvent = z.infer<typeof slaEscalatedEvent>;
+
+/**
+ * Someone acknowledged an escalation (issue 14): the chain stopped climbing. Published in the
+ * acknowledging transaction, for channels that mirror it (an on-call tool's acknowledge).
+ */
+export const slaAcknowledgedEvent = z.object({
+  version: z.literal(EVENT_VERSION),
+  escalation_id: z.number().int().positive(),
+  breach_id: z.number().int().positive(),
+  ticket_id: z.number().int().positive(),
+  kind: slaKind,
+  due_at: isoTime,
+  acknowledged_at: isoTime,
+  acknowledged_by: z.object({ name: z.string(), agent_id: z.number().int().positive().nullable() }),
+  via: z.enum(['app', 'api', 'email', 'chat']),
+});
+export type SlaAcknowledgedEvent = z.infer<typeof slaAcknowledgedEvent>;
+
 export const activityReportEvent = z.object({
   version: z.literal(EVENT_VERSION),
   report_id: z.number().int().positive(),
@@ -57,5 +93,7 @@ export type ActivityReportEvent = z.infer<typeof activityReportEvent>;
 export const EVENT_TYPES = {
   slaBreached: 'ticket.sla_breached',
   slaWarning: 'ticket.sla_warning',
+  slaEscalated: 'ticket.sla_escalated',
+  slaAcknowledged: 'ticket.sla_acknowledged',
   activityReport: 'report.activity_generated',
 } as const;

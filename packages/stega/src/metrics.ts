@@ -30,7 +30,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
  */
 
 export type AlertChannel = 'in_app' | 'email' | 'webhook';
-export type AlertType = 'breach' | 'warning';
+export type AlertType = 'breach' | 'warning' | 'escalation';
 export type ClockKind = 'first_response' | 'resolution' | 'next_reply';
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
@@ -172,9 +172,15 @@ export function endpointLabel(url: string): string {
  */
 export function alertDueInstant(
   alert: AlertType,
-  payload: { due_at: string; detected_at: string; warn_at?: string | undefined },
+  payload: {
+    due_at: string;
+    detected_at: string;
+    warn_at?: string | undefined;
+    fire_at?: string | undefined;
+  },
 ): Date {
   if (alert === 'breach') return new Date(payload.due_at);
+  if (alert === 'escalation') return new Date(payload.fire_at ?? payload.due_at);
   return new Date(payload.warn_at ?? payload.detected_at);
 }
 

@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon';
-import type { SlaBreachedEvent, SlaWarningEvent } from '../events.js';
+import type { SlaBreachedEvent, SlaEscalatedEvent, SlaWarningEvent } from '../events.js';
 
 /**
  * The words of an SLA alert for one reader: every instant in the reader's zone (IANA name),
@@ -9,7 +9,8 @@ import type { SlaBreachedEvent, SlaWarningEvent } from '../events.js';
 
 export type AlertPayload =
   | { type: 'breach'; payload: SlaBreachedEvent }
-  | { type: 'warning'; payload: SlaWarningEvent };
+  | { type: 'warning'; payload: SlaWarningEvent }
+  | { type: 'escalation'; payload: SlaEscalatedEvent };
 
 /** `2026-03-29 02:30 (Europe/Lisbon, UTC+01:00)` for an ISO instant in `zone`. */
 export function zonedTimeText(iso: string, zone: string): string {
@@ -26,7 +27,7 @@ export function clockWords(kind: string): string {
 /** One line for an in-app alert: what happened and when it was (or is) due, in `zone`. */
 export function alertInAppText(subject: string, alert: AlertPayload, zone: string): string {
   const due = zonedTimeText(alert.payload.due_at, zone);
-  return alert.type === 'breach' ? `${subject} (overdue since ${due})` : `${subject} (due ${due})`;
+  return alert.type === 'warning' ? `${subject} (due ${due})` : `${subject} (overdue since ${due})`;
 }
 
 /** The body of an alert email for a reader in `zone`. */
@@ -34,13 +35,13 @@ export function alertEmailText(alert: AlertPayload, zone: string): string {
   const p = alert.payload;
   const clock = clockWords(p.kind);
   const when =
-    alert.type === 'breach'
+    alert.type !== 'warning'
       ? [
           `The ${clock} target was due at ${zonedTimeText(p.due_at, zone)}: overdue since then.`,
           `Detected at ${zonedTimeText(p.detected_at, zone)}.`,
         ]
       : [
-          `The ${clock} target is due at ${zonedTimeText(p.due_at, zone)} (${Math.round(alert.payload.elapsed_share * 100)} % of it elapsed).`,
+          `The ${clock} target is due at ${zonedTimeText(p.due_at, zone)} (${Math.round((alert.payload as SlaWarningEvent).elapsed_share * 100)} % of it elapsed).`,
           `Detected at ${zonedTimeText(p.detected_at, zone)}.`,
         ];
   return [
@@ -49,6 +50,14 @@ export function alertEmailText(alert: AlertPayload, zone: string): string {
     `Assignee: ${p.assignee ? `${p.assignee.name} <${p.assignee.email}>` : 'unassigned'}`,
     `Requester: ${p.requester.name} <${p.requester.email}>${p.requester.org ? ` (${p.requester.org})` : ''}`,
     ...when,
+    ...(alert.type === 'escalation' ? escalationLines(alert.payload, zone) : []),
     `(UTC: due ${p.due_at}, detected ${p.detected_at})`,
   ].join('\n');
+}
+
+/** What an escalation email adds: the level, and that nobody has acknowledged it yet. */
+function escalationLines(p: SlaEscalatedEvent, zone: string): string[] {
+  return [
+    `Escalation level ${p.level} of ${p.levels - 1} (${p.delay_minutes} minutes after the breach, due to fire at ${zonedTimeText(p.fire_at, zone)}): nobody has acknowledged this breach yet.`,
+  ];
 }

@@ -133,3 +133,15 @@ export async function agentZonesById(db: Queryable, ids: number[]): Promise<Map<
   for (const row of rows) if (row.zone) zones.set(Number(row.id), String(row.zone));
   return zones;
 }
+
+/** The agent with this email address (case-insensitive), or undefined. */
+export async function agentFindByEmail(
+  db: Queryable,
+  email: string,
+): Promise<{ id: number; name: string } | undefined> {
+  const { rows } = await db.query(
+    'select id, name from stega.agents where lower(email) = lower($1)',
+    [email],
+  );
+  return rows[0] ? { id: Number(rows[0].id), name: String(rows[0].name) } : undefined;
+}

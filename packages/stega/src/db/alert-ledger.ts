@@ -10,7 +10,8 @@ import type { Queryable } from '@stega/pgque';
  * claimed again by anyone, so the resend carries the same key.
  */
 
-export type AlertType = 'breach' | 'warning';
+/** `escalation`: a fired level of an escalation chain (alert_id: its stega.escalation_firings row). */
+export type AlertType = 'breach' | 'warning' | 'escalation';
 export type AlertChannel = 'in_app' | 'email' | 'webhook';
 /** Delivery states; `failed` is the state of rows older than this ledger's retries. */
 export type LedgerStatus =

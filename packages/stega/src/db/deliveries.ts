@@ -1,6 +1,6 @@
 import type { Queryable } from '@stega/pgque';
 
-export type AlertType = 'breach' | 'warning';
+export type AlertType = 'breach' | 'warning' | 'escalation';
 
 /**
  * A delivery's state in the ledger: `pending` (recorded, not yet tried), `sending` (a

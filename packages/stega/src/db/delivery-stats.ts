@@ -41,11 +41,12 @@ export async function deliveryCountByReplica(
  */
 export const UNDELIVERED_STATUSES = ['pending', 'sending', 'retrying', 'failed'];
 
-/** The instant an alert is about, in SQL over `b` (breach) and `w` (warning) rows. */
-const ALERT_INSTANT = 'coalesce(b.due_at, w.warn_at, w.detected_at)';
+/** The instant an alert is about, in SQL over `b` (breach), `w` (warning) and `f` (escalation level) rows. */
+const ALERT_INSTANT = 'coalesce(b.due_at, f.fire_at, w.warn_at, w.detected_at)';
 const ALERT_JOINS = `
   left join stega.sla_breaches b on d.alert_type = 'breach' and b.id = d.alert_id
-  left join stega.sla_warnings w on d.alert_type = 'warning' and w.id = d.alert_id`;
+  left join stega.sla_warnings w on d.alert_type = 'warning' and w.id = d.alert_id
+  left join stega.escalation_firings f on d.alert_type = 'escalation' and f.id = d.alert_id`;
 
 export interface LatenessSummary {
   /** Deliveries (alert, channel, recipient) made in the window. */
@@ -128,6 +129,7 @@ export async function undeliveredAlertSummary(
          from pending p
          left join stega.sla_breaches b on p.alert_type = 'breach' and b.id = p.alert_id
          left join stega.sla_warnings w on p.alert_type = 'warning' and w.id = p.alert_id
+         left join stega.escalation_firings f on p.alert_type = 'escalation' and f.id = p.alert_id
         where coalesce(b.id, w.id) is not null)
      select (select count(*) from located) as count, o.*
        from (select 1) one

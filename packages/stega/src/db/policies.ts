@@ -18,12 +18,14 @@ export interface PolicyRow {
   next_reply_minutes: number | null;
   calendar_id: number;
   alert_channels: AlertChannels;
+  /** The escalation policy its breaches climb (issue 14); null: none, alerts as before. */
+  escalation_policy_id: number | null;
   updated_at: Date;
 }
 
 export type PolicyFields = Omit<
   PolicyRow,
-  'id' | 'updated_at' | 'team_id' | 'next_reply_minutes'
+  'id' | 'updated_at' | 'team_id' | 'next_reply_minutes' | 'escalation_policy_id'
 > & {
   /** Absent or null: every team. */
   team_id?: number | null;
@@ -32,7 +34,8 @@ export type PolicyFields = Omit<
 };
 
 const COLUMNS = `id, name, priority, requester_org, team_id, first_response_minutes,
-  resolution_minutes, next_reply_minutes, calendar_id, alert_channels, updated_at`;
+  resolution_minutes, next_reply_minutes, calendar_id, alert_channels, escalation_policy_id,
+  updated_at`;
 
 function policyOf(row: Record<string, unknown>): PolicyRow {
   return {
@@ -46,6 +49,8 @@ function policyOf(row: Record<string, unknown>): PolicyRow {
     next_reply_minutes: row.next_reply_minutes == null ? null : Number(row.next_reply_minutes),
     calendar_id: Number(row.calendar_id),
     alert_channels: (row.alert_channels as AlertChannels) ?? {},
+    escalation_policy_id:
+      row.escalation_policy_id == null ? null : Number(row.escalation_policy_id),
     updated_at: row.updated_at as Date,
   };
 }
@@ -171,4 +176,17 @@ export async function policyTicketCount(db: Queryable, id: number): Promise<numb
 export async function policyDelete(db: Queryable, id: number): Promise<boolean> {
   const { rowCount } = await db.query('delete from stega.sla_policies where id = $1', [id]);
   return Boolean(rowCount);
+}
+
+/** Names the escalation policy the SLA policy's breaches climb (null: none). */
+export async function policyEscalationSet(
+  db: Queryable,
+  id: number,
+  escalationPolicyId: number | null,
+): Promise<PolicyRow | undefined> {
+  const { rows } = await db.query(
+    `update stega.sla_policies set escalation_policy_id = $2 where id = $1 returning ${COLUMNS}`,
+    [id, escalationPolicyId],
+  );
+  return rows[0] ? policyOf(rows[0]) : undefined;
 }

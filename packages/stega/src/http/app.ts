@@ -17,6 +17,7 @@ import type pg from 'pg';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { createScrapeMetrics } from '../metrics-scrape.js';
+import { ackLinksOpen } from '../services/acknowledge-links.js';
 import { resolveAdminToken } from '../services/admin-token.js';
 import type { ServiceContext } from '../services/context.js';
 import { registerAuth } from './auth.js';
@@ -27,6 +28,7 @@ import { achievementRoutes } from './routes/achievement.js';
 import { agentRoutes } from './routes/agents.js';
 import { alertRoutes } from './routes/alerts.js';
 import { calendarRoutes } from './routes/calendars.js';
+import { escalationRoutes } from './routes/escalations.js';
 import { operationRoutes } from './routes/operations.js';
 import { pipelineRoutes } from './routes/pipeline.js';
 import { policyRoutes } from './routes/policies.js';
@@ -153,6 +155,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(ticketRoutes(ctx));
   await app.register(calendarRoutes(ctx));
   await app.register(policyRoutes(ctx));
+  const ackLinks = await ackLinksOpen(deps.pool, {
+    publicUrl: deps.config.publicUrl ?? `http://localhost:${deps.config.port}`,
+    secret: deps.config.ackSecret,
+    linkHours: deps.config.ackLinkHours,
+  });
+  await app.register(escalationRoutes(ctx, ackLinks));
   await app.register(agentRoutes(ctx));
   await app.register(teamRoutes(ctx));
   await app.register(tokenRoutes(ctx));

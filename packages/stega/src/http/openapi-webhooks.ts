@@ -56,5 +56,9 @@ const call = (type: string, summary: string): OpenAPIV3_1.PathItemObject => ({
 export const OPENAPI_WEBHOOKS: Record<string, OpenAPIV3_1.PathItemObject> = {
   [EVENT_TYPES.slaBreached]: call(EVENT_TYPES.slaBreached, 'An SLA target was missed'),
   [EVENT_TYPES.slaWarning]: call(EVENT_TYPES.slaWarning, 'An SLA clock passed its warning share'),
+  [EVENT_TYPES.slaEscalated]: call(
+    EVENT_TYPES.slaEscalated,
+    'An escalation level fired (a level’s webhook): the breach fields plus escalation_id, level, levels, delay_minutes, fire_at, agents, and acknowledge_url (a signed link to acknowledge it)',
+  ),
   [EVENT_TYPES.activityReport]: call(EVENT_TYPES.activityReport, 'The weekly activity report'),
 };

@@ -168,7 +168,7 @@ export const warningOut = z.object({
 
 export const deliveryOut = z.object({
   id,
-  alert_type: z.enum(['breach', 'warning']),
+  alert_type: z.enum(['breach', 'warning', 'escalation']),
   alert_id: id,
   ticket_id: id,
   channel,
@@ -201,6 +201,77 @@ export const activityOut = z.object({
   details: z.record(z.string(), z.unknown()),
 });
 
+const agentRef = z.object({ id, name: z.string(), email: z.string() });
+const escalationChannelsOut = z
+  .record(z.string(), z.unknown())
+  .describe(
+    'the level’s alert channels, shown (and masked) as an SLA policy’s alert_channels are: email, email_assignee, webhooks [{ url, has_secret }], retry, and any channel type added there',
+  );
+const escalationLevelOut = z.object({
+  level: z.number().int().describe('0 first'),
+  delay_minutes: z.number().int().describe('minutes after the breach (the due instant)'),
+  targets: z.object({
+    assignee: z.boolean(),
+    team: z.boolean().describe('every member of the ticket’s team'),
+    team_lead: z.boolean(),
+    agents: z.array(id).describe('named agents'),
+    channels: escalationChannelsOut,
+  }),
+});
+
+export const escalationPolicyOut = z.object({
+  id,
+  name: z.string(),
+  levels: z.array(escalationLevelOut),
+  created_at: z.date(),
+  updated_at: z.date(),
+});
+
+export const escalationOut = z.object({
+  id,
+  breach_id: id,
+  ticket_id: id,
+  kind: clockKind,
+  due_at: z.date().describe('the breach instant the delays count from'),
+  escalation_policy_id: id.nullable(),
+  policy_name: z.string(),
+  started_at: z.date(),
+  state: z
+    .enum(['running', 'complete', 'stopped'])
+    .describe(
+      'running: a level still to fire; complete: every level fired; stopped: see stop_reason',
+    ),
+  next_level: z.number().int().nullable(),
+  next_at: nullableDate,
+  stopped_at: nullableDate,
+  stop_reason: z
+    .enum(['acknowledged', 'sla_met', 'resolved', 'waiting', 'rescheduled'])
+    .nullable()
+    .describe(
+      'acknowledged; sla_met (the clock stopped: first reply sent, reply given); resolved (ticket resolved or closed); waiting (paused on the customer); rescheduled (the due instant moved: a new breach starts its own chain)',
+    ),
+  acknowledged_at: nullableDate,
+  acknowledged_by: z.string().nullable(),
+  acknowledged_by_agent_id: id.nullable(),
+  acknowledged_via: z.enum(['app', 'api', 'email', 'chat']).nullable(),
+  levels: z
+    .array(
+      escalationLevelOut.extend({
+        fire_at: z.date(),
+        fired_at: nullableDate,
+        notified_agents: z.array(agentRef).describe('the agent targets as resolved when it fired'),
+      }),
+    )
+    .describe(
+      'the levels as they were when the chain started (a later policy edit does not change them)',
+    ),
+});
+
+export const acknowledgeOut = z.object({
+  changed: z.boolean().describe('false: the chain had already stopped; nothing changed'),
+  escalation: escalationOut,
+});
+
 export const ticketDetailOut = ticketOut.extend({
   clocks: z.array(clockOut),
   breaches: z.array(breachOut),
@@ -208,6 +279,7 @@ export const ticketDetailOut = ticketOut.extend({
   deliveries: z.array(deliveryOut),
   comments: z.array(commentOut),
   activity: z.array(activityOut),
+  escalations: z.array(escalationOut).describe('escalation chains of its breaches, newest first'),
 });
 
 const intervalOut = z.object({ start: z.string(), end: z.string() });
@@ -238,6 +310,9 @@ export const policyOut = z.object({
     .nullable()
     .describe('business minutes for the next agent reply after each requester reply; null: none'),
   calendar_id: id,
+  escalation_policy_id: id
+    .nullable()
+    .describe('the escalation policy its breaches climb (issue 14); null: none'),
   alert_channels: z.object({
     in_app: z.boolean(),
     email: z.array(z.string()),
@@ -285,7 +360,7 @@ export const tokenOut = z.object({
 
 export const alertOut = z.object({
   id,
-  alert_type: z.enum(['breach', 'warning']),
+  alert_type: z.enum(['breach', 'warning', 'escalation']),
   alert_id: id,
   ticket_id: id,
   agent_id: id.nullable(),

@@ -1,6 +1,8 @@
 import type pg from 'pg';
 import { breachRecordDue, warningRecordDue } from '../db/breaches.js';
+import { escalationStartForBreaches } from '../db/escalations.js';
 import { inTransaction } from '../db/pool.js';
+import { escalateDue } from './escalate-due.js';
 
 /** How many alerts one transaction records and publishes at most. */
 const CHUNK = 1000;
@@ -8,6 +10,8 @@ const CHUNK = 1000;
 export interface SlaCheckResult {
   breaches: number;
   warnings: number;
+  /** Escalation levels fired (issue 14). */
+  escalations: number;
 }
 
 /**
@@ -16,9 +20,19 @@ export interface SlaCheckResult {
  * overlap. Each chunk is one transaction holding the alert rows and their events.
  */
 export async function checkSlaBreaches(pool: pg.Pool, now: Date): Promise<SlaCheckResult> {
-  const breaches = await drain((tx) => breachRecordDue(tx, now, CHUNK), pool);
+  const breaches = await drain(async (tx) => {
+    const recorded = await breachRecordDue(tx, now, CHUNK);
+    // a breach of a policy with an escalation policy starts its chain in the same transaction
+    await escalationStartForBreaches(
+      tx,
+      recorded.map((b) => b.id),
+      now,
+    );
+    return recorded;
+  }, pool);
   const warnings = await drain((tx) => warningRecordDue(tx, now, CHUNK), pool);
-  return { breaches, warnings };
+  const escalations = await escalateDue(pool, now);
+  return { breaches, warnings, escalations };
 }
 
 async function drain(

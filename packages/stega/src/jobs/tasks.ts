@@ -53,7 +53,8 @@ export function stegaTasks(deps: TaskDeps): TaskList {
     check_sla_breaches: async () => {
       const now = deps.now();
       const result = await checkSlaBreaches(deps.pool, now);
-      if (result.breaches || result.warnings) deps.logger.info(result, 'SLA alerts published');
+      if (result.breaches || result.warnings || result.escalations)
+        deps.logger.info(result, 'SLA alerts published');
       const next = await slaDeadlineArmNext(deps.pool, now);
       if (next) deps.onArmed?.(next);
     },

@@ -26,7 +26,7 @@ export async function openWorkerResources(
   return {
     client,
     email,
-    publicUrl: `http://localhost:${config.port}`,
+    publicUrl: config.publicUrl ?? `http://localhost:${config.port}`,
     close: async () => {
       email.close();
       await client.close();

@@ -2,8 +2,9 @@ import { CoopConsumer } from '@stega/pgque';
 import type pg from 'pg';
 import type { Config } from '../config.js';
 import { NOTIFICATIONS_QUEUE, SLA_GROUP } from '../db/migrate.js';
-import { EVENT_TYPES, slaBreachedEvent, slaWarningEvent } from '../events.js';
+import { EVENT_TYPES, slaBreachedEvent, slaEscalatedEvent, slaWarningEvent } from '../events.js';
 import type { Logger } from '../log.js';
+import { ackLinksOpen } from '../services/acknowledge-links.js';
 import { AlertDelivery } from '../workers/alert-delivery.js';
 import { startDeliveryRetrier } from '../workers/delivery-retrier.js';
 import { startClaimOwner } from './claim-owner.js';
@@ -12,7 +13,8 @@ import type { RunningService } from './service.js';
 
 /**
  * sla-breach-worker: one member (`config.subconsumerName`) of the cooperative group
- * sla_breach_dispatcher. Delivers ticket.sla_breached and ticket.sla_warning, acks every
+ * sla_breach_dispatcher. Delivers ticket.sla_breached, ticket.sla_warning and
+ * ticket.sla_escalated (a fired escalation level), acks every
  * other type; a stuck member's batch is taken over after SLA_DEAD_INTERVAL_SECONDS, and
  * heartbeats keep a live member's batch. On stop the batch in hand is handed back and the
  * member leaves the group, so scaling down never waits for the dead interval.
@@ -30,6 +32,11 @@ export async function startSlaBreachWorker(
 ): Promise<RunningService & { subconsumer: string }> {
   const resources = await openWorkerResources(config, databaseUrl, logger);
   const claimOwner = await startClaimOwner(databaseUrl, logger);
+  const ackLinks = await ackLinksOpen(pool, {
+    publicUrl: resources.publicUrl,
+    secret: config.ackSecret,
+    linkHours: config.ackLinkHours,
+  });
   const delivery = new AlertDelivery({
     pool,
     email: resources.email,
@@ -44,6 +51,7 @@ export async function startSlaBreachWorker(
     circuitProbeSeconds: config.slaCircuitProbeSeconds,
     claimOwner: claimOwner.current,
     logger,
+    ackLinks,
   });
   const consumer = new CoopConsumer(resources.client, NOTIFICATIONS_QUEUE, SLA_GROUP, {
     subconsumer: config.subconsumerName,
@@ -65,6 +73,12 @@ export async function startSlaBreachWorker(
     .handle(EVENT_TYPES.slaWarning, slaWarningEvent, (event) =>
       delivery.deliver(
         { type: 'warning', payload: event.payload },
+        { batchId: event.batchId, eventId: event.id },
+      ),
+    )
+    .handle(EVENT_TYPES.slaEscalated, slaEscalatedEvent, (event) =>
+      delivery.deliver(
+        { type: 'escalation', payload: event.payload },
         { batchId: event.batchId, eventId: event.id },
       ),
     );

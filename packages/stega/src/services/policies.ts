@@ -7,6 +7,7 @@ import {
   type PolicyFields,
   type PolicyRow,
   policyDelete,
+  policyEscalationSet,
   policyGet,
   policyInsert,
   policyList,
@@ -18,6 +19,7 @@ import { slaDeadlineArmNext } from '../db/sla-deadline.js';
 import { type AlertChannelsPatch, maskWebhookUrl, type Priority } from '../domain/index.js';
 import type { Actor, ServiceContext } from './context.js';
 import { ConflictError, type Issue, NotFoundError, toAppError, ValidationError } from './errors.js';
+import { requireEscalationPolicy } from './escalations.js';
 import { requireTeam } from './teams.js';
 
 /**
@@ -84,6 +86,8 @@ export interface PolicyInput {
   next_reply_minutes?: number | null;
   calendar_id: number;
   alert_channels?: AlertChannels;
+  /** The escalation policy its breaches climb; null or absent: none (issue 14). */
+  escalation_policy_id?: number | null;
 }
 
 /**
@@ -181,7 +185,8 @@ export async function createPolicy(
     return inTransaction(ctx.pool, async (tx) => {
       await requireCalendar(tx, fields.calendar_id);
       if (fields.team_id != null) await requireTeam(tx, fields.team_id, 'team_id');
-      return policyView(await policyInsert(tx, fields, ctx.now()), viewer);
+      const row = await policyInsert(tx, fields, ctx.now());
+      return policyView(await withEscalation(tx, row, input.escalation_policy_id), viewer);
     });
   });
 }
@@ -224,7 +229,7 @@ export async function updatePolicy(
         await clockFollowEnqueue(tx, { source: 'policy', id, actor: viewer?.name ?? 'system' });
       }
       await slaDeadlineArmNext(tx, ctx.now());
-      return policyView(updated, viewer);
+      return policyView(await withEscalation(tx, updated, patch.escalation_policy_id), viewer);
     });
   });
 }
@@ -263,6 +268,17 @@ function fieldsOf(input: PolicyInput, current: PolicyRow | undefined): PolicyFie
     calendar_id: input.calendar_id,
     alert_channels: input.alert_channels ?? current?.alert_channels ?? DEFAULT_CHANNELS,
   };
+}
+
+/** Names the escalation policy when `given` is set (null: none); absent leaves it. */
+async function withEscalation(
+  tx: Queryable,
+  row: PolicyRow,
+  given: number | null | undefined,
+): Promise<PolicyRow> {
+  if (given === undefined) return row;
+  if (given !== null) await requireEscalationPolicy(tx, given);
+  return (await policyEscalationSet(tx, row.id, given)) ?? row;
 }
 
 async function requireCalendar(tx: Queryable, id: number): Promise<void> {

@@ -3,6 +3,7 @@ import { type ActivityEntry, activityInsert } from '../db/activity.js';
 import { agentGet } from '../db/agents.js';
 import { type CalendarRow, calendarGet } from '../db/calendars.js';
 import { clockListByTicket, clockSave } from '../db/clocks.js';
+import { escalationStopEnded } from '../db/escalations.js';
 import { slaDeadlineArm } from '../db/sla-deadline.js';
 import { type TicketRow, ticketLock } from '../db/tickets.js';
 import type { BusinessCalendar, TicketSla } from '../domain/index.js';
@@ -36,8 +37,8 @@ export async function loadSla(tx: Queryable, ticket: TicketRow): Promise<StoredS
 }
 
 /**
- * Stores the new SLA (due and warning instants recomputed), arms the deadline job for the
- * earliest instant of a running clock, and returns the activity entries describing what
+ * Stores the new SLA (due and warning instants recomputed), stops the escalation chains
+ * whose breach it ended, arms the deadline job for the earliest instant of a running clock, and returns the activity entries describing what
  * changed on the clocks.
  */
 export async function storeSla(
@@ -57,6 +58,8 @@ export async function storeSla(
       ctx.warningShare,
     );
     await clockSave(tx, rows);
+    // an escalation chain stops when its breach ends (SLA met, resolved, waiting)
+    await escalationStopEnded(tx, ticketId, ctx.now());
     const instants = rows
       .filter((row) => row.stopped_at === null && row.paused_since === null)
       .map((row) => Math.min(row.warn_at.getTime(), row.due_at.getTime()));

@@ -15,6 +15,7 @@ import {
 import { type BreachView, breachViewsOf } from './breaches.js';
 import type { Actor, ServiceContext } from './context.js';
 import { NotFoundError, ValidationError } from './errors.js';
+import { type EscalationView, listTicketEscalations } from './escalations.js';
 import { errorTextFor, fellBackToFor, recipientFor } from './masking.js';
 import { type ClockView, clockView } from './sla.js';
 
@@ -26,6 +27,8 @@ export interface TicketDetail extends TicketRow {
   deliveries: DeliveryRow[];
   comments: CommentRow[];
   activity: ActivityRow[];
+  /** Escalation chains of its breaches (issue 14), newest first. */
+  escalations: EscalationView[];
 }
 
 /** @throws NotFoundError */
@@ -37,14 +40,16 @@ export async function getTicket(
   const ticket = await ticketGet(ctx.pool, id);
   if (!ticket) throw new NotFoundError('ticket', id);
   const now = ctx.now();
-  const [clocks, breaches, warnings, deliveries, comments, activity] = await Promise.all([
-    clockListByTicket(ctx.pool, id),
-    breachList(ctx.pool, { ticket_id: id, limit: 1000, offset: 0 }),
-    warningListByTicket(ctx.pool, id),
-    deliveryListByTicket(ctx.pool, id),
-    commentListByTicket(ctx.pool, id),
-    activityListByTicket(ctx.pool, id),
-  ]);
+  const [clocks, breaches, warnings, deliveries, comments, activity, escalations] =
+    await Promise.all([
+      clockListByTicket(ctx.pool, id),
+      breachList(ctx.pool, { ticket_id: id, limit: 1000, offset: 0 }),
+      warningListByTicket(ctx.pool, id),
+      deliveryListByTicket(ctx.pool, id),
+      commentListByTicket(ctx.pool, id),
+      activityListByTicket(ctx.pool, id),
+      listTicketEscalations(ctx, id, viewer),
+    ]);
   return {
     ...ticket,
     clocks: clocks.map((clock) => clockView(clock, now)),
@@ -58,6 +63,7 @@ export async function getTicket(
     })),
     comments,
     activity,
+    escalations,
   };
 }
 

@@ -20,7 +20,12 @@ import {
   DEFAULT_RETRY_DELAYS_SECONDS,
   maskWebhookUrl,
 } from '../domain/index.js';
-import { EVENT_TYPES, type SlaBreachedEvent, type SlaWarningEvent } from '../events.js';
+import {
+  EVENT_TYPES,
+  type SlaBreachedEvent,
+  type SlaEscalatedEvent,
+  type SlaWarningEvent,
+} from '../events.js';
 import type { Logger } from '../log.js';
 import {
   alertDueInstant,
@@ -30,7 +35,9 @@ import {
   observeDelivery,
   setCircuitState,
 } from '../metrics.js';
+import type { AckLinks } from '../services/acknowledge-links.js';
 import { Coalescer } from './coalescer.js';
+import { escalationAlertTargets, escalationDeliveryKey } from './escalation-targets.js';
 
 export interface AlertDeliveryDeps {
   pool: pg.Pool;
@@ -56,11 +63,14 @@ export interface AlertDeliveryDeps {
   /** This worker's liveness session, named in its claims (null: claims only lapse by lease). */
   claimOwner?: () => ClaimOwner | null;
   logger?: Logger;
+  /** Signs the acknowledge links of escalation emails and webhooks (absent: none sent). */
+  ackLinks?: AckLinks;
 }
 
 export type AlertEvent =
   | { type: 'breach'; payload: SlaBreachedEvent }
-  | { type: 'warning'; payload: SlaWarningEvent };
+  | { type: 'warning'; payload: SlaWarningEvent }
+  | { type: 'escalation'; payload: SlaEscalatedEvent };
 
 /** The queue event an alert came in (recorded on its ledger rows). */
 export interface AlertSource {
@@ -79,8 +89,15 @@ function describe(alert: AlertEvent): { subject: string; alertId: number } {
   const what =
     alert.type === 'breach'
       ? `${clock} SLA breached`
-      : `${clock} SLA at risk (${Math.round(alert.payload.elapsed_share * 100)} % elapsed)`;
-  const alertId = alert.type === 'breach' ? alert.payload.breach_id : alert.payload.warning_id;
+      : alert.type === 'escalation'
+        ? `${clock} SLA breached, escalation level ${alert.payload.level}`
+        : `${clock} SLA at risk (${Math.round(alert.payload.elapsed_share * 100)} % elapsed)`;
+  const alertId =
+    alert.type === 'breach'
+      ? alert.payload.breach_id
+      : alert.type === 'escalation'
+        ? alert.payload.firing_id
+        : alert.payload.warning_id;
   return {
     alertId,
     subject: `[Stega] Ticket #${p.ticket_id} ${what}: ${p.subject}`,
@@ -208,7 +225,10 @@ export class AlertDelivery {
 
   /** The queue event handler: record the alert's deliveries, make the first attempts. */
   async deliver(alert: AlertEvent, source: AlertSource): Promise<void> {
-    const targets = await this.targets.submit(alert.payload.ticket_id);
+    const targets =
+      alert.type === 'escalation'
+        ? await escalationAlertTargets(this.deps.pool, alert.payload)
+        : await this.targets.submit(alert.payload.ticket_id);
     if (!targets) return; // the ticket was deleted; nothing left to alert about
     const agentIds = inAppRecipientsOf(targets).flatMap((r) =>
       r.agentId === null ? [] : [r.agentId],
@@ -411,12 +431,20 @@ export class AlertDelivery {
         this.deps.timeZone ??
         'UTC';
       const text = alertEmailText(alert, zone);
+      const ack =
+        alert.type === 'escalation' && this.deps.ackLinks
+          ? `\nAcknowledge (stops the escalation): ${this.deps.ackLinks.urlFor(alert.payload, row.recipient)}\n`
+          : '';
+      const key =
+        alert.type === 'escalation'
+          ? escalationDeliveryKey(alert.payload, shortHash(row.recipient))
+          : `${alert.type}-${alertId}-${shortHash(row.recipient)}`;
       await withTimeout(
         this.deps.email.send({
           to: row.recipient,
           subject,
-          text: `${text}\n\n${this.deps.publicUrl}/tickets/${row.ticket_id}\n`,
-          messageId: `<${alert.type}-${alertId}-${shortHash(row.recipient)}${suffix}@stega>`,
+          text: `${text}\n${ack}\n${this.deps.publicUrl}/tickets/${row.ticket_id}\n`,
+          messageId: `<${key}${suffix}@stega>`,
           headers: { 'X-Stega-Alert': `${alert.type}-${alertId}` },
         }),
         this.emailTimeoutMs,
@@ -424,13 +452,29 @@ export class AlertDelivery {
       );
       return;
     }
-    const type = alert.type === 'breach' ? EVENT_TYPES.slaBreached : EVENT_TYPES.slaWarning;
+    const type =
+      alert.type === 'breach'
+        ? EVENT_TYPES.slaBreached
+        : alert.type === 'escalation'
+          ? EVENT_TYPES.slaEscalated
+          : EVENT_TYPES.slaWarning;
+    const data =
+      alert.type === 'escalation' && this.deps.ackLinks
+        ? {
+            ...alert.payload,
+            acknowledge_url: this.deps.ackLinks.urlFor(alert.payload, 'webhook'),
+          }
+        : alert.payload;
     await postWebhook({
       url: row.recipient,
       secret: row.secret ?? undefined,
-      idempotencyKey: `stega-${alert.type}-${alertId}-${shortHash(row.recipient)}${suffix}`,
+      idempotencyKey: `stega-${
+        alert.type === 'escalation'
+          ? escalationDeliveryKey(alert.payload, shortHash(row.recipient))
+          : `${alert.type}-${alertId}-${shortHash(row.recipient)}`
+      }${suffix}`,
       eventType: type,
-      body: { type, data: alert.payload },
+      body: { type, data },
       timeoutMs: this.deps.webhookTimeoutMs,
       allowedNetworks: this.deps.webhookAllowedNetworks,
     });

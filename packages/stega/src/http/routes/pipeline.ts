@@ -90,7 +90,7 @@ export const deliverySeriesOut = z.object({
       count: z.number().int(),
       oldest: z
         .object({
-          alert_type: z.enum(['breach', 'warning']),
+          alert_type: z.enum(['breach', 'warning', 'escalation']),
           alert_id: id,
           ticket_id: id,
           due_at: z.date(),

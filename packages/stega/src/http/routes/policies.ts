@@ -43,6 +43,14 @@ const policyFields = {
     ),
   calendar_id: z.number().int().positive(),
   alert_channels: alertChannelsSchema,
+  escalation_policy_id: z
+    .number()
+    .int()
+    .positive()
+    .nullable()
+    .describe(
+      'the escalation policy a breach of this policy climbs (GET /api/escalation-policies); null: none, alerts go once as before',
+    ),
 };
 
 const createBody = z.strictObject({
@@ -52,6 +60,7 @@ const createBody = z.strictObject({
   team_id: policyFields.team_id.optional(),
   next_reply_minutes: policyFields.next_reply_minutes.optional(),
   alert_channels: alertChannelsSchema.optional(),
+  escalation_policy_id: policyFields.escalation_policy_id.optional(),
 });
 
 const patchBody = z
@@ -64,6 +73,7 @@ const patchBody = z
     resolution_minutes: minutes.optional(),
     next_reply_minutes: policyFields.next_reply_minutes.optional(),
     calendar_id: policyFields.calendar_id.optional(),
+    escalation_policy_id: policyFields.escalation_policy_id.optional(),
     alert_channels: alertChannelsPatchSchema
       .optional()
       .describe(

@@ -1,0 +1,503 @@
+import type { Queryable } from '@stega/pgque';
+import { type EscalationLevel, storedLevelsOf } from '../domain/escalation-policy.js';
+import type { SlaClockKind } from '../domain/index.js';
+import { EVENT_TYPES, EVENT_VERSION } from '../events.js';
+import { NOTIFICATIONS_QUEUE } from './migrate.js';
+
+/**
+ * Escalation policies and the chains they start (migration 000020). A chain is keyed like
+ * its breach (ticket, kind, due_at) and holds a snapshot of the policy's levels; each level
+ * fires once (a stega.escalation_firings row written with its ticket.sla_escalated event);
+ * the chain stops when acknowledged or when its breach ends (the SLA met, the ticket
+ * resolved or waiting, the due instant moved).
+ */
+
+export interface EscalationPolicyRow {
+  id: number;
+  name: string;
+  levels: EscalationLevel[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+const POLICY_COLUMNS = 'id, name, levels, created_at, updated_at';
+
+function policyOf(row: Record<string, unknown>): EscalationPolicyRow {
+  return {
+    id: Number(row.id),
+    name: String(row.name),
+    levels: storedLevelsOf(row.levels),
+    created_at: row.created_at as Date,
+    updated_at: row.updated_at as Date,
+  };
+}
+
+export async function escalationPolicyInsert(
+  db: Queryable,
+  fields: { name: string; levels: EscalationLevel[] },
+  now: Date,
+): Promise<EscalationPolicyRow> {
+  const { rows } = await db.query(
+    `insert into stega.escalation_policies (name, levels, created_at, updated_at)
+     values ($1, $2, $3, $3) returning ${POLICY_COLUMNS}`,
+    [fields.name, JSON.stringify(fields.levels), now],
+  );
+  return policyOf(rows[0] as Record<string, unknown>);
+}
+
+export async function escalationPolicyUpdate(
+  db: Queryable,
+  id: number,
+  fields: { name?: string | undefined; levels?: EscalationLevel[] | undefined },
+  now: Date,
+): Promise<EscalationPolicyRow | null> {
+  const { rows } = await db.query(
+    `update stega.escalation_policies
+        set name = coalesce($2, name), levels = coalesce($3::jsonb, levels), updated_at = $4
+      where id = $1 returning ${POLICY_COLUMNS}`,
+    [id, fields.name ?? null, fields.levels ? JSON.stringify(fields.levels) : null, now],
+  );
+  return rows[0] ? policyOf(rows[0]) : null;
+}
+
+export async function escalationPolicyGet(
+  db: Queryable,
+  id: number,
+): Promise<EscalationPolicyRow | null> {
+  const { rows } = await db.query(
+    `select ${POLICY_COLUMNS} from stega.escalation_policies where id = $1`,
+    [id],
+  );
+  return rows[0] ? policyOf(rows[0]) : null;
+}
+
+export async function escalationPolicyList(db: Queryable): Promise<EscalationPolicyRow[]> {
+  const { rows } = await db.query(
+    `select ${POLICY_COLUMNS} from stega.escalation_policies order by name, id`,
+  );
+  return rows.map(policyOf);
+}
+
+/** Deletes the policy unless an SLA policy names it; false when none had the id. */
+export async function escalationPolicyDelete(db: Queryable, id: number): Promise<boolean> {
+  const { rowCount } = await db.query('delete from stega.escalation_policies where id = $1', [id]);
+  return (rowCount ?? 0) > 0;
+}
+
+/** How many SLA policies name the escalation policy. */
+export async function escalationPolicyUseCount(db: Queryable, id: number): Promise<number> {
+  const { rows } = await db.query(
+    'select count(*)::int as n from stega.sla_policies where escalation_policy_id = $1',
+    [id],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * Starts the chains of breaches just recorded, in the breach's own transaction: one per
+ * breach whose ticket's SLA policy names an escalation policy, with a snapshot of its levels
+ * and level 0 due at the breach instant plus its delay. Idempotent (unique per breach).
+ */
+export async function escalationStartForBreaches(
+  db: Queryable,
+  breachIds: number[],
+  now: Date,
+): Promise<number> {
+  if (breachIds.length === 0) return 0;
+  const { rowCount } = await db.query(
+    `insert into stega.escalations
+       (breach_id, ticket_id, kind, due_at, escalation_policy_id, policy_name, levels,
+        started_at, next_level, next_at)
+     select b.id, b.ticket_id, b.kind, b.due_at, ep.id, ep.name, ep.levels, $2, 0,
+            b.due_at + make_interval(mins => (ep.levels -> 0 ->> 'delay_minutes')::int)
+       from stega.sla_breaches b
+       join stega.tickets t on t.id = b.ticket_id
+       join stega.sla_policies p on p.id = t.policy_id
+       join stega.escalation_policies ep on ep.id = p.escalation_policy_id
+      where b.id = any ($1::bigint[]) and jsonb_array_length(ep.levels) > 0
+     on conflict do nothing`,
+    [breachIds, now],
+  );
+  return rowCount ?? 0;
+}
+
+/** A chain is live while its breach is: the clock still running, past this due instant, on an open ticket. */
+const LIVE = `(c.ticket_id is not null and c.stopped_at is null and c.paused_since is null
+  and t.status in ('open', 'in_progress'))`;
+/** Why a chain that is no longer live stopped (a stopped resolution clock: resolved, even
+ * before the ticket's status is written in the same transaction). */
+const STOP_REASON = `case when t.status in ('resolved', 'closed')
+    or exists (select 1 from stega.sla_clocks r where r.ticket_id = e.ticket_id
+                  and r.kind = 'resolution' and r.stopped_at is not null) then 'resolved'
+  when c.ticket_id is not null and c.stopped_at is not null then 'sla_met'
+  when t.status = 'waiting' or c.paused_since is not null then 'waiting'
+  else 'rescheduled' end`;
+const CLOCK_JOIN = `join stega.tickets t on t.id = e.ticket_id
+  left join stega.sla_clocks c on c.ticket_id = e.ticket_id and c.kind = e.kind
+                              and c.due_at = e.due_at`;
+
+/** Deliveries of the chains ($1, ids) fired levels not yet made are cancelled, saying $2. */
+const CANCEL_OUTSTANDING = `
+  update stega.alert_deliveries d
+     set status = 'cancelled', next_attempt_at = null, updated_at = now(),
+         last_error = 'cancelled: ' || $2::text
+   where d.alert_type = 'escalation'
+     and d.alert_id in (select f.id from stega.escalation_firings f
+                         where f.escalation_id = any ($1::bigint[]))
+     and d.status in ('pending', 'retrying', 'failed', 'scheduled')`;
+const ENDED = 'the breach ended before delivery';
+
+/**
+ * Stops the ticket's running chains whose breach has ended (SLA met, resolved, waiting,
+ * rescheduled), with that reason, and cancels their outstanding deliveries. Called where a
+ * ticket's clocks are stored, in that transaction; the firing step does the same for any
+ * chain it finds ended.
+ */
+export async function escalationStopEnded(
+  db: Queryable,
+  ticketId: number,
+  now: Date,
+): Promise<number> {
+  const { rows } = await db.query(
+    `with ended as (
+       select e.id, ${STOP_REASON} as reason
+         from stega.escalations e ${CLOCK_JOIN}
+        where e.ticket_id = $1 and e.stopped_at is null and not ${LIVE}
+     )
+     update stega.escalations e
+        set stopped_at = $2, stop_reason = ended.reason, next_at = null
+       from ended where e.id = ended.id
+     returning e.id`,
+    [ticketId, now],
+  );
+  if (rows.length > 0) {
+    await db.query(CANCEL_OUTSTANDING, [rows.map((row) => String(row.id)), ENDED]);
+  }
+  return rows.length;
+}
+
+/**
+ * Fires every level due at `now` of up to `limit` chains (one level per chain per call; call
+ * again while it returns `limit`): in the caller's transaction, the firing row, its
+ * ticket.sla_escalated event and the chain's next level commit together. Chains whose
+ * breach ended are stopped instead. The chain row is locked (skip locked: a concurrent run
+ * takes others) and the firing is unique per (chain, level), so a level fires once.
+ * Returns how many chains it handled and the firings made.
+ */
+export async function escalationFireDue(
+  db: Queryable,
+  now: Date,
+  limit: number,
+): Promise<{ chains: number; fired: { firingId: number; ticketId: number; level: number }[] }> {
+  const { rows: due } = await db.query(
+    `select e.id, e.breach_id, e.ticket_id, e.kind, e.due_at, e.levels, e.next_level, e.next_at,
+            ${LIVE} as live, ${STOP_REASON} as reason, t.assignee_id, t.team_id
+       from stega.escalations e ${CLOCK_JOIN}
+      where e.stopped_at is null and e.next_at is not null and e.next_at <= $1
+      order by e.next_at
+      limit $2
+      for update of e skip locked`,
+    [now, limit],
+  );
+  const ended = due.filter((row) => !row.live);
+  if (ended.length > 0) {
+    const ids = ended.map((row) => String(row.id));
+    await db.query(
+      `update stega.escalations e set stopped_at = $3, stop_reason = v.reason, next_at = null
+         from unnest($1::bigint[], $2::text[]) as v(id, reason) where e.id = v.id`,
+      [ids, ended.map((row) => String(row.reason)), now],
+    );
+    await db.query(CANCEL_OUTSTANDING, [ids, ENDED]);
+  }
+  const fired: { firingId: number; ticketId: number; level: number }[] = [];
+  for (const row of due.filter((r) => r.live)) {
+    const levels = storedLevelsOf(row.levels);
+    const index = Number(row.next_level);
+    const level = levels[index];
+    const following = levels[index + 1];
+    const dueAt = row.due_at as Date;
+    const nextAt = following ? new Date(dueAt.getTime() + following.delay_minutes * 60_000) : null;
+    if (level) {
+      const firing = await levelFire(db, row, index, level, levels.length, now);
+      if (firing) fired.push({ firingId: firing, ticketId: Number(row.ticket_id), level: index });
+    }
+    await db.query('update stega.escalations set next_level = $2, next_at = $3 where id = $1', [
+      row.id,
+      following ? index + 1 : null,
+      nextAt,
+    ]);
+  }
+  return { chains: due.length, fired };
+}
+
+/** Records one level's firing (agents resolved now) and publishes its event; null if it had fired. */
+async function levelFire(
+  db: Queryable,
+  chain: Record<string, unknown>,
+  index: number,
+  level: EscalationLevel,
+  levelCount: number,
+  now: Date,
+): Promise<number | null> {
+  const t = level.targets;
+  const { rows } = await db.query(
+    `with agents as (
+       select distinct a.id, a.name, a.email
+         from stega.agents a
+        where ($2 and a.id = $3::bigint)
+           or ($4 and a.id in (select m.agent_id from stega.team_members m where m.team_id = $5::bigint))
+           or ($6 and a.id in (select m.agent_id from stega.team_members m
+                                where m.team_id = $5::bigint and m.is_lead))
+           or a.id = any ($7::bigint[])
+     ),
+     f as (
+       insert into stega.escalation_firings (escalation_id, ticket_id, level, fire_at, fired_at, agents)
+       select $1, $8, $9, $10, $11,
+              coalesce((select jsonb_agg(jsonb_build_object('id', id, 'name', name, 'email', email)
+                                         order by id) from agents), '[]')
+       on conflict (escalation_id, level) do nothing
+       returning id, agents
+     )
+     select f.id, f.agents,
+            pgque.send($12::text, $13::text, jsonb_build_object(
+              'version', ${EVENT_VERSION},
+              'escalation_id', $1::bigint, 'breach_id', b.id, 'firing_id', f.id,
+              'level', $9::int, 'levels', $14::int, 'delay_minutes', $15::int,
+              'fire_at', to_char($10::timestamptz at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+              'agents', f.agents,
+              'ticket_id', tk.id, 'kind', b.kind,
+              'due_at', to_char(b.due_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+              'detected_at', to_char(b.detected_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+              'subject', tk.subject, 'priority', tk.priority,
+              'assignee', case when ag.id is null then null
+                               else jsonb_build_object('id', ag.id, 'name', ag.name, 'email', ag.email) end,
+              'requester', jsonb_build_object('name', tk.requester_name, 'email', tk.requester_email,
+                                              'org', tk.requester_org))) as event_id
+       from f
+       join stega.sla_breaches b on b.id = $16
+       join stega.tickets tk on tk.id = b.ticket_id
+       left join stega.agents ag on ag.id = tk.assignee_id`,
+    [
+      chain.id,
+      t.assignee,
+      chain.assignee_id ?? null,
+      t.team,
+      chain.team_id ?? null,
+      t.team_lead,
+      t.agents,
+      chain.ticket_id,
+      index,
+      new Date((chain.due_at as Date).getTime() + level.delay_minutes * 60_000),
+      now,
+      NOTIFICATIONS_QUEUE,
+      EVENT_TYPES.slaEscalated,
+      levelCount,
+      level.delay_minutes,
+      chain.breach_id,
+    ],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  await db.query('update stega.escalation_firings set event_id = $2 where id = $1', [
+    row.id,
+    row.event_id,
+  ]);
+  return Number(row.id);
+}
+
+/** What a fired level is delivered to, as the sla-breach-worker reads it. */
+export interface FiringTargets {
+  ticketId: number;
+  level: EscalationLevel;
+  agents: { id: number; name: string; email: string }[];
+}
+
+/** The level (from the chain's snapshot) and agents of a firing; null when it is gone. */
+export async function escalationFiringTargets(
+  db: Queryable,
+  firingId: number,
+): Promise<FiringTargets | null> {
+  const { rows } = await db.query(
+    `select f.ticket_id, f.level, f.agents, e.levels
+       from stega.escalation_firings f
+       join stega.escalations e on e.id = f.escalation_id
+      where f.id = $1`,
+    [firingId],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const level = storedLevelsOf(row.levels)[Number(row.level)];
+  if (!level) return null;
+  return {
+    ticketId: Number(row.ticket_id),
+    level,
+    agents: ((row.agents as { id: number; name: string; email: string }[]) ?? []).map((a) => ({
+      id: Number(a.id),
+      name: String(a.name),
+      email: String(a.email),
+    })),
+  };
+}
+
+export interface EscalationFiringRow {
+  level: number;
+  fire_at: Date;
+  fired_at: Date;
+  firing_id: number;
+  agents: { id: number; name: string; email: string }[];
+}
+
+export type EscalationStopReason =
+  | 'acknowledged'
+  | 'sla_met'
+  | 'resolved'
+  | 'waiting'
+  | 'rescheduled';
+export type AcknowledgeVia = 'app' | 'api' | 'email' | 'chat';
+
+export interface EscalationRow {
+  id: number;
+  breach_id: number;
+  ticket_id: number;
+  kind: SlaClockKind;
+  due_at: Date;
+  escalation_policy_id: number | null;
+  policy_name: string;
+  levels: EscalationLevel[];
+  started_at: Date;
+  next_level: number | null;
+  next_at: Date | null;
+  stopped_at: Date | null;
+  stop_reason: EscalationStopReason | null;
+  acknowledged_at: Date | null;
+  acknowledged_by: string | null;
+  acknowledged_by_agent_id: number | null;
+  acknowledged_via: AcknowledgeVia | null;
+  firings: EscalationFiringRow[];
+}
+
+const CHAIN_COLUMNS = `e.id, e.breach_id, e.ticket_id, e.kind, e.due_at, e.escalation_policy_id,
+  e.policy_name, e.levels, e.started_at, e.next_level, e.next_at, e.stopped_at, e.stop_reason,
+  e.acknowledged_at, e.acknowledged_by, e.acknowledged_by_agent_id, e.acknowledged_via,
+  coalesce((select jsonb_agg(jsonb_build_object('level', f.level, 'fire_at', f.fire_at,
+                                                'fired_at', f.fired_at, 'firing_id', f.id,
+                                                'agents', f.agents) order by f.level)
+              from stega.escalation_firings f where f.escalation_id = e.id), '[]') as firings`;
+
+function chainOf(row: Record<string, unknown>): EscalationRow {
+  const num = (v: unknown) => (v == null ? null : Number(v));
+  return {
+    id: Number(row.id),
+    breach_id: Number(row.breach_id),
+    ticket_id: Number(row.ticket_id),
+    kind: row.kind as SlaClockKind,
+    due_at: row.due_at as Date,
+    escalation_policy_id: num(row.escalation_policy_id),
+    policy_name: String(row.policy_name),
+    levels: storedLevelsOf(row.levels),
+    started_at: row.started_at as Date,
+    next_level: num(row.next_level),
+    next_at: (row.next_at as Date | null) ?? null,
+    stopped_at: (row.stopped_at as Date | null) ?? null,
+    stop_reason: (row.stop_reason as EscalationStopReason | null) ?? null,
+    acknowledged_at: (row.acknowledged_at as Date | null) ?? null,
+    acknowledged_by: (row.acknowledged_by as string | null) ?? null,
+    acknowledged_by_agent_id: num(row.acknowledged_by_agent_id),
+    acknowledged_via: (row.acknowledged_via as AcknowledgeVia | null) ?? null,
+    firings: ((row.firings as Record<string, unknown>[]) ?? []).map((f) => ({
+      level: Number(f.level),
+      fire_at: new Date(String(f.fire_at)),
+      fired_at: new Date(String(f.fired_at)),
+      firing_id: Number(f.firing_id),
+      agents: (f.agents as EscalationFiringRow['agents']) ?? [],
+    })),
+  };
+}
+
+/** The ticket's chains, newest breach first. */
+export async function escalationListByTicket(
+  db: Queryable,
+  ticketId: number,
+): Promise<EscalationRow[]> {
+  const { rows } = await db.query(
+    `select ${CHAIN_COLUMNS} from stega.escalations e where e.ticket_id = $1
+      order by e.due_at desc, e.id desc`,
+    [ticketId],
+  );
+  return rows.map(chainOf);
+}
+
+export async function escalationGet(db: Queryable, id: number): Promise<EscalationRow | null> {
+  const { rows } = await db.query(
+    `select ${CHAIN_COLUMNS} from stega.escalations e where e.id = $1`,
+    [id],
+  );
+  return rows[0] ? chainOf(rows[0]) : null;
+}
+
+/** The chain of the breach keyed (ticket, kind, due_at), as an acknowledge link names it. */
+export async function escalationGetByKey(
+  db: Queryable,
+  key: { ticketId: number; kind: string; dueAt: Date },
+): Promise<EscalationRow | null> {
+  const { rows } = await db.query(
+    `select ${CHAIN_COLUMNS} from stega.escalations e
+      where e.ticket_id = $1 and e.kind = $2 and e.due_at = $3`,
+    [key.ticketId, key.kind, key.dueAt],
+  );
+  return rows[0] ? chainOf(rows[0]) : null;
+}
+
+/** The running chains (not stopped), by ticket, for lists such as the inbox. */
+export async function escalationRunningByTickets(
+  db: Queryable,
+  ticketIds: number[],
+): Promise<EscalationRow[]> {
+  if (ticketIds.length === 0) return [];
+  const { rows } = await db.query(
+    `select ${CHAIN_COLUMNS} from stega.escalations e
+      where e.ticket_id = any ($1::bigint[]) and e.stopped_at is null
+      order by e.due_at, e.id`,
+    [ticketIds],
+  );
+  return rows.map(chainOf);
+}
+
+/**
+ * Acknowledges a running chain: it stops (no further level fires) and its outstanding
+ * deliveries are cancelled. Locks the chain; returns it as it now is, with `changed` false
+ * when it had already stopped (acknowledged or ended) — then nothing is written.
+ */
+export async function escalationAcknowledge(
+  db: Queryable,
+  id: number,
+  by: { name: string; agentId: number | null; via: AcknowledgeVia },
+  now: Date,
+): Promise<{ changed: boolean; chain: EscalationRow | null }> {
+  const { rows } = await db.query(
+    `update stega.escalations
+        set stopped_at = $2, stop_reason = 'acknowledged', next_at = null,
+            acknowledged_at = $2, acknowledged_by = $3, acknowledged_by_agent_id = $4,
+            acknowledged_via = $5
+      where id = $1 and stopped_at is null
+      returning id`,
+    [id, now, by.name, by.agentId, by.via],
+  );
+  const changed = rows.length > 0;
+  if (changed) {
+    await db.query(CANCEL_OUTSTANDING, [[String(id)], `acknowledged by ${by.name}`]);
+    await db.query(
+      `select pgque.send($2::text, $3::text, jsonb_build_object(
+         'version', ${EVENT_VERSION}, 'escalation_id', e.id, 'breach_id', e.breach_id,
+         'ticket_id', e.ticket_id, 'kind', e.kind,
+         'due_at', to_char(e.due_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+         'acknowledged_at', to_char(e.acknowledged_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+         'acknowledged_by', jsonb_build_object('name', e.acknowledged_by,
+                                               'agent_id', e.acknowledged_by_agent_id),
+         'via', e.acknowledged_via))
+         from stega.escalations e where e.id = $1`,
+      [id, NOTIFICATIONS_QUEUE, EVENT_TYPES.slaAcknowledged],
+    );
+  }
+  return { changed, chain: await escalationGet(db, id) };
+}
