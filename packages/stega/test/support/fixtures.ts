@@ -102,3 +102,14 @@ export async function publishedEvents(
   await db.query('select pgque.unregister_consumer($1, $2)', [queue, consumer]);
   return events;
 }
+
+/** The body of a received mail, quoted-printable decoded. */
+export function mailBodyOf(raw: string): string {
+  const body = raw
+    .split(/\r?\n\r?\n/)
+    .slice(1)
+    .join('\n\n');
+  return body
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}

@@ -6,18 +6,11 @@ import { createPool } from '../../src/db/pool.js';
 import type { SlaBreachedEvent } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
 import { AlertDelivery } from '../../src/workers/alert-delivery.js';
-import { calendarInsert24x7, ticketInsertWithClocks } from '../support/fixtures.js';
-
-/** The body of a received mail, quoted-printable decoded. */
-function bodyOf(raw: string): string {
-  const body = raw
-    .split(/\r?\n\r?\n/)
-    .slice(1)
-    .join('\n\n');
-  return body
-    .replace(/=\r?\n/g, '')
-    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
-}
+import {
+  mailBodyOf as bodyOf,
+  calendarInsert24x7,
+  ticketInsertWithClocks,
+} from '../support/fixtures.js';
 
 describe('alert times where the reader lives', async () => {
   const db = await createTestDatabase({ template: 'stega' });
