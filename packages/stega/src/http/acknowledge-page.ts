@@ -5,31 +5,31 @@ import type { EscalationRow } from '../db/escalations.js';
  * signed token is the credential). The confirmation page's button POSTs the token.
  */
 
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function page(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex"><title>${escape(title)} · Stega</title>
+<meta name="robots" content="noindex"><title>${escapeHtml(title)} · Stega</title>
 <style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;line-height:1.5}
 button{font-size:1rem;padding:.6rem 1.2rem;cursor:pointer}.muted{color:#555}</style></head>
-<body><h1>${escape(title)}</h1>${body}</body></html>`;
+<body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
 }
 
 function about(chain: EscalationRow): string {
   const fired = chain.firings.at(-1);
-  return `<p>Ticket <a href="/tickets/${chain.ticket_id}">#${chain.ticket_id}</a>: the ${escape(
+  return `<p>Ticket <a href="/tickets/${chain.ticket_id}">#${chain.ticket_id}</a>: the ${escapeHtml(
     chain.kind.replace(/_/g, ' '),
-  )} target was due at ${escape(chain.due_at.toISOString())}.${
+  )} target was due at ${escapeHtml(chain.due_at.toISOString())}.${
     fired
-      ? ` Escalation level ${fired.level} fired at ${escape(fired.fired_at.toISOString())}.`
+      ? ` Escalation level ${fired.level} fired at ${escapeHtml(fired.fired_at.toISOString())}.`
       : ''
   }</p>`;
 }
 
 function state(chain: EscalationRow): string {
   if (chain.stop_reason === 'acknowledged') {
-    return `<p>Already acknowledged by ${escape(chain.acknowledged_by ?? 'someone')} at ${escape(
+    return `<p>Already acknowledged by ${escapeHtml(chain.acknowledged_by ?? 'someone')} at ${escapeHtml(
       chain.acknowledged_at?.toISOString() ?? '',
     )}.</p>`;
   }
@@ -39,7 +39,7 @@ function state(chain: EscalationRow): string {
     waiting: 'the ticket is waiting on the customer',
     rescheduled: 'its due time moved',
   };
-  return `<p>This escalation has stopped: ${escape(why[chain.stop_reason ?? ''] ?? 'it ended')}.</p>`;
+  return `<p>This escalation has stopped: ${escapeHtml(why[chain.stop_reason ?? ''] ?? 'it ended')}.</p>`;
 }
 
 export const acknowledgePage = {
@@ -48,7 +48,7 @@ export const acknowledgePage = {
     return page(
       'Acknowledge this breach?',
       `${about(chain)}<p>Acknowledging stops the escalation: no further level is notified.</p>
-<form method="post" action="/acknowledge"><input type="hidden" name="token" value="${escape(token)}">
+<form method="post" action="/acknowledge"><input type="hidden" name="token" value="${escapeHtml(token)}">
 <button type="submit">Acknowledge</button></form>`,
     );
   },
@@ -58,6 +58,6 @@ export const acknowledgePage = {
       : page('Nothing to acknowledge', about(chain) + state(chain));
   },
   refused(message: string): string {
-    return page('This link cannot be used', `<p>${escape(message)}</p>`);
+    return page('This link cannot be used', `<p>${escapeHtml(message)}</p>`);
   },
 };
