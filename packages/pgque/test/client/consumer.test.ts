@@ -216,16 +216,21 @@ describe('Consumer', () => {
     let inFlight = 0;
     let peak = 0;
     let done = 0;
+    // every handler waits until released: without the limit all 12 would start at once
+    const release = latch();
     const consumer = track(
       new Consumer(client, queue, 'parallel', { concurrency: 3 }).handle('n', async () => {
         inFlight++;
         peak = Math.max(peak, inFlight);
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await release.opened;
         inFlight--;
         done++;
       }),
     );
     await consumer.start();
+    await waitFor(() => inFlight === 3, 'three handlers running');
+    expect(done).toBe(0);
+    release.open();
     await waitFor(() => done === 12, 'all events');
     expect(peak).toBe(3);
     await consumer.stop();

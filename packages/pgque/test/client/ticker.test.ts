@@ -32,6 +32,31 @@ async function lastTick(queue: string): Promise<bigint> {
   return (await client.queueInfo(queue))?.lastTickId ?? -1n;
 }
 
+/**
+ * Waits until the standby ticker (the ticker session that does not hold the lock) has
+ * asked for the lock at least `times` more times: each failed attempt is one statement,
+ * after which the server moves its session's `state_change`.
+ */
+async function standbyAttempts(times: number): Promise<void> {
+  const standby = async (): Promise<number | undefined> => {
+    const { rows } = await client.pool.query(
+      `select a.state_change from pg_stat_activity a
+        where a.datname = current_database() and a.application_name = 'pgque-ticker'
+          and a.state = 'idle'
+          and not exists (select 1 from pg_locks l
+                           where l.pid = a.pid and l.locktype = 'advisory' and l.granted)`,
+    );
+    return rows.length === 1 ? (rows[0]?.state_change as Date).getTime() : undefined;
+  };
+  let last = await waitFor(standby, 'the standby session');
+  for (let seen = 0; seen < times; seen++) {
+    last = await waitFor(async () => {
+      const now = await standby();
+      return now !== undefined && now !== last ? now : undefined;
+    }, 'an election attempt of the standby');
+  }
+}
+
 async function lockHolders(): Promise<number> {
   const { rows } = await client.pool.query(
     `select count(*)::int as n from pg_locks
@@ -100,8 +125,9 @@ describe('Ticker', () => {
       two.start();
       await waitFor(async () => (await lockHolders()) === 1 && two.running, 'the standby');
       // the standby keeps trying but never gets the lock while the leader lives
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await standbyAttempts(3);
       expect(two.isLeader).toBe(false);
+      expect(one.isLeader).toBe(true);
       await one.stop();
       await waitFor(() => two.isLeader, 'the takeover');
       expect(changes).toEqual(['one:true', 'one:false', 'two:true']);
