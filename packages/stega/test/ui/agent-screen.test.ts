@@ -108,6 +108,33 @@ describe('the agent screen in a browser', async () => {
     await browser.screenshot('agents-01-agents-and-tokens');
   });
 
+  it("edits an agent's time zone on the Agents page; a wrong zone is named next to the field", async () => {
+    const row = page.locator(`tr[data-agent-id="${anaId}"]`);
+    await row.getByRole('button', { name: 'Edit Ana Agent' }).click();
+    const zone = row.getByLabel('Time zone');
+    await zone.fill('Mars/Olympus');
+    await row.getByRole('button', { name: 'Save agent' }).click();
+    expect(await errorOf(zone)).toContain('IANA time zone');
+
+    await zone.fill('America/New_York');
+    await row.getByRole('button', { name: 'Save agent' }).click();
+    await row.getByText('America/New_York').waitFor();
+    const ana = await stega.api<{ time_zone: string | null; effective_time_zone: string }>(
+      'GET',
+      `/api/agents/${anaId}`,
+    );
+    expect(ana.body.time_zone).toBe('America/New_York');
+    expect(ana.body.effective_time_zone).toBe('America/New_York');
+
+    // emptied, the agent inherits again
+    await row.getByRole('button', { name: 'Edit Ana Agent' }).click();
+    await row.getByLabel('Time zone').fill('');
+    await row.getByRole('button', { name: 'Save agent' }).click();
+    await row.getByText('(inherited)').waitFor();
+    const after = await stega.api<{ time_zone: string | null }>('GET', `/api/agents/${anaId}`);
+    expect(after.body.time_zone).toBeNull();
+  });
+
   it('rings the bell and fills the inbox live when an alert arrives; marking it read clears it', async () => {
     const bell = page.getByRole('link', { name: /^Inbox, \d+ unread$/ });
     await page.getByRole('link', { name: 'Tickets', exact: true }).click();

@@ -1,10 +1,11 @@
 import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { api } from '../api.js';
+import { api, type Issue } from '../api.js';
 import { Field } from '../components/field.js';
+import { TextField, TimeZoneField } from '../components/form-fields.js';
 import { LoadState, Section, TableRegion } from '../components/layout.js';
 import { SaveFeedback } from '../components/save-feedback.js';
-import { agentsQuery, tokensQuery } from '../data/queries.js';
+import { agentsQuery, keys, tokensQuery } from '../data/queries.js';
 import { formatDateTime } from '../format.js';
 import { useSave } from '../hooks/use-save.js';
 import { useTitle } from '../hooks/use-title.js';
@@ -15,7 +16,6 @@ export function AgentsPage() {
   useTitle('Agents and tokens');
   const agents = useQuery({ ...agentsQuery(), refetchInterval: 30_000 });
   const tokens = useQuery({ ...tokensQuery(), refetchInterval: 30_000 });
-  const refreshAgents = () => void agents.refetch();
   const refreshTokens = () => void tokens.refetch();
   const agentList = agents.data?.items ?? [];
   return (
@@ -39,19 +39,20 @@ export function AgentsPage() {
                 <tr>
                   <th scope="col">Name</th>
                   <th scope="col">Email</th>
+                  <th scope="col">Time zone</th>
                   <th scope="col">Since</th>
                   <th scope="col">Change</th>
                 </tr>
               </thead>
               <tbody>
                 {agentList.map((a) => (
-                  <AgentRow key={a.id} agent={a} onSaved={refreshAgents} />
+                  <AgentRow key={a.id} agent={a} />
                 ))}
               </tbody>
             </table>
           </TableRegion>
         ) : null}
-        <NewAgent onCreated={refreshAgents} />
+        <NewAgent />
       </Section>
       <Section id="tokens" title="API tokens">
         <LoadState
@@ -98,17 +99,85 @@ export function AgentsPage() {
   );
 }
 
-function AgentRow({ agent, onSaved }: { agent: Agent; onSaved: () => void }) {
+/** An agent's name, email and time zone, as the new-agent and edit forms ask for them. */
+function AgentFields({
+  prefix,
+  labelPrefix,
+  draft,
+  onChange,
+  issues,
+}: {
+  prefix: string;
+  /** "Agent " in the new-agent form ("Agent name"); empty in a row that names its agent. */
+  labelPrefix: string;
+  draft: AgentDraft;
+  onChange: (draft: AgentDraft) => void;
+  issues: Issue[];
+}) {
+  const cap = (word: string) =>
+    labelPrefix ? `${labelPrefix}${word}` : word.charAt(0).toUpperCase() + word.slice(1);
+  return (
+    <div className="row">
+      <TextField
+        path="name"
+        idPrefix={prefix}
+        label={cap('name')}
+        issues={issues}
+        value={draft.name}
+        onChange={(name) => onChange({ ...draft, name })}
+      />
+      <TextField
+        path="email"
+        idPrefix={prefix}
+        label={cap('email')}
+        issues={issues}
+        value={draft.email}
+        onChange={(email) => onChange({ ...draft, email })}
+        input={{ type: 'email' }}
+      />
+      <TimeZoneField
+        path="time_zone"
+        idPrefix={prefix}
+        label={cap('time zone')}
+        issues={issues}
+        hint="IANA name, e.g. Europe/Lisbon; empty: the first team’s, else the instance’s."
+        value={draft.time_zone}
+        onChange={(time_zone) => onChange({ ...draft, time_zone })}
+      />
+    </div>
+  );
+}
+
+interface AgentDraft {
+  name: string;
+  email: string;
+  time_zone: string;
+}
+
+const agentBody = (d: AgentDraft) => ({
+  name: d.name,
+  email: d.email,
+  time_zone: d.time_zone.trim() === '' ? null : d.time_zone.trim(),
+});
+
+/** Where an agent's times are read: its own zone, else the one it inherits. */
+function zoneText(agent: Agent): string {
+  return agent.time_zone ?? `${agent.effective_time_zone} (inherited)`;
+}
+
+function AgentRow({ agent }: { agent: Agent }) {
   const [editing, setEditing] = useState(false);
-  const [name, setName] = useState(agent.name);
-  const [email, setEmail] = useState(agent.email);
-  const save = useSave();
+  const [draft, setDraft] = useState<AgentDraft>(() => ({
+    name: agent.name,
+    email: agent.email,
+    time_zone: agent.time_zone ?? '',
+  }));
+  const save = useSave([keys.agents, keys.teams]);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     await save.run(async () => {
-      await api('PATCH', `/api/agents/${agent.id}`, { name, email });
+      await api('PATCH', `/api/agents/${agent.id}`, agentBody(draft));
       setEditing(false);
-      onSaved();
     });
   };
   if (!editing) {
@@ -118,6 +187,7 @@ function AgentRow({ agent, onSaved }: { agent: Agent; onSaved: () => void }) {
         <td data-label="Email" className="break">
           {agent.email}
         </td>
+        <td data-label="Time zone">{zoneText(agent)}</td>
         <td data-label="Since">{formatDateTime(agent.created_at)}</td>
         <td data-label="Change">
           <button type="button" className="secondary small" onClick={() => setEditing(true)}>
@@ -130,24 +200,16 @@ function AgentRow({ agent, onSaved }: { agent: Agent; onSaved: () => void }) {
   const prefix = `agent-${agent.id}`;
   return (
     <tr data-agent-id={agent.id}>
-      <td colSpan={4}>
+      <td colSpan={5}>
         <form onSubmit={submit} noValidate className="form inline-form" id={prefix}>
           <SaveFeedback save={save} knownPaths={() => false} />
-          <div className="row">
-            <Field path="name" idPrefix={prefix} label="Name" issues={save.issues}>
-              {(aria) => <input {...aria} value={name} onChange={(e) => setName(e.target.value)} />}
-            </Field>
-            <Field path="email" idPrefix={prefix} label="Email" issues={save.issues}>
-              {(aria) => (
-                <input
-                  {...aria}
-                  type="email"
-                  value={email}
-                  onChange={(e) => setEmail(e.target.value)}
-                />
-              )}
-            </Field>
-          </div>
+          <AgentFields
+            prefix={prefix}
+            labelPrefix=""
+            draft={draft}
+            onChange={setDraft}
+            issues={save.issues}
+          />
           <div className="actions">
             <button type="submit" className="primary" disabled={save.busy}>
               Save agent
@@ -162,39 +224,30 @@ function AgentRow({ agent, onSaved }: { agent: Agent; onSaved: () => void }) {
   );
 }
 
-function NewAgent({ onCreated }: { onCreated: () => void }) {
-  const [name, setName] = useState('');
-  const [email, setEmail] = useState('');
-  const save = useSave();
+const NO_AGENT: AgentDraft = { name: '', email: '', time_zone: '' };
+
+function NewAgent() {
+  const [draft, setDraft] = useState<AgentDraft>(NO_AGENT);
+  const save = useSave([keys.agents]);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     await save.run(async () => {
-      const agent = await api<Agent>('POST', '/api/agents', { name, email });
-      setName('');
-      setEmail('');
+      const agent = await api<Agent>('POST', '/api/agents', agentBody(draft));
+      setDraft(NO_AGENT);
       save.setSaved(`Agent ${agent.name} added.`);
-      onCreated();
     });
   };
   return (
     <form onSubmit={submit} noValidate className="form" aria-label="New agent">
       <h3>Add an agent</h3>
       <SaveFeedback save={save} knownPaths={() => false} />
-      <div className="row">
-        <Field path="name" idPrefix="new-agent" label="Agent name" issues={save.issues}>
-          {(aria) => <input {...aria} value={name} onChange={(e) => setName(e.target.value)} />}
-        </Field>
-        <Field path="email" idPrefix="new-agent" label="Agent email" issues={save.issues}>
-          {(aria) => (
-            <input
-              {...aria}
-              type="email"
-              value={email}
-              onChange={(e) => setEmail(e.target.value)}
-            />
-          )}
-        </Field>
-      </div>
+      <AgentFields
+        prefix="new-agent"
+        labelPrefix="Agent "
+        draft={draft}
+        onChange={setDraft}
+        issues={save.issues}
+      />
       <div className="actions">
         <button type="submit" className="primary" disabled={save.busy}>
           Add agent

@@ -1,8 +1,9 @@
 import { useQuery } from '@tanstack/react-query';
-import { type FormEvent, useMemo, useState } from 'react';
+import { type FormEvent, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, type Issue } from '../api.js';
 import { Field, FieldError, fieldId, issueAt } from '../components/field.js';
+import { TimeZoneField } from '../components/form-fields.js';
 import { LoadState, TableRegion } from '../components/layout.js';
 import { RecordLoading } from '../components/record-loading.js';
 import { SaveFeedback } from '../components/save-feedback.js';
@@ -187,13 +188,6 @@ function CalendarForm({
   const [loaded, setLoaded] = useState<Calendar | undefined>(calendar);
   const save = useSave([keys.calendars]);
   const { issues, setSaved, busy, run } = save;
-  const zones = useMemo(() => {
-    try {
-      return Intl.supportedValuesOf('timeZone');
-    } catch {
-      return ['UTC'];
-    }
-  }, []);
 
   const setDay = (day: Weekday, intervals: Interval[]) =>
     setDraft((d) => ({ ...d, weekly_hours: { ...d.weekly_hours, [day]: intervals } }));
@@ -245,29 +239,14 @@ function CalendarForm({
                 />
               )}
             </Field>
-            <Field
+            <TimeZoneField
               path="time_zone"
               label="Time zone"
               issues={issues}
               hint="IANA name, e.g. Europe/Lisbon."
-            >
-              {(aria) => (
-                <>
-                  <input
-                    {...aria}
-                    list="time-zones"
-                    autoComplete="off"
-                    value={draft.time_zone}
-                    onChange={(e) => setDraft((d) => ({ ...d, time_zone: e.target.value }))}
-                  />
-                  <datalist id="time-zones">
-                    {zones.map((z) => (
-                      <option key={z} value={z} />
-                    ))}
-                  </datalist>
-                </>
-              )}
-            </Field>
+              value={draft.time_zone}
+              onChange={(time_zone) => setDraft((d) => ({ ...d, time_zone }))}
+            />
           </div>
           <label className="check">
             <input

@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api } from '../api.js';
 import { Field } from '../components/field.js';
+import { TimeZoneField } from '../components/form-fields.js';
 import { LoadState, Section } from '../components/layout.js';
 import { SaveFeedback } from '../components/save-feedback.js';
 import { agentsQuery, teamsQuery } from '../data/queries.js';
@@ -147,15 +148,15 @@ function TeamForm({
         <Field path="name" idPrefix={prefix} label="Team name" issues={save.issues}>
           {(aria) => <input {...aria} value={name} onChange={(e) => setName(e.target.value)} />}
         </Field>
-        <Field
+        <TimeZoneField
           path="time_zone"
           idPrefix={prefix}
           label="Team time zone"
           issues={save.issues}
           hint="IANA name, e.g. Europe/Lisbon; empty: the instance’s."
-        >
-          {(aria) => <input {...aria} value={zone} onChange={(e) => setZone(e.target.value)} />}
-        </Field>
+          value={zone}
+          onChange={setZone}
+        />
         <Field path="lead_agent_id" idPrefix={prefix} label="Team lead" issues={save.issues}>
           {(aria) => (
             <select {...aria} value={lead} onChange={(e) => setLead(e.target.value)}>

@@ -1,0 +1,99 @@
+import { useQuery } from '@tanstack/react-query';
+import { Link } from 'react-router';
+import { PriorityBadge } from '../../components/badges.js';
+import { LoadState, TableRegion } from '../../components/layout.js';
+import { calendarsQuery, policiesQuery, teamsQuery } from '../../data/queries.js';
+import { formatMinutes } from '../../format.js';
+import { useTitle } from '../../hooks/use-title.js';
+import type { Policy } from '../../types.js';
+
+/** SLA policies: targets per priority (and organisation), calendar, alert channels. */
+export function PoliciesPage({ admin }: { admin: boolean }) {
+  useTitle('SLA policies');
+  const policies = useQuery({ ...policiesQuery(), refetchInterval: 15_000 });
+  const calendars = useQuery({ ...calendarsQuery(), refetchInterval: 60_000 });
+  const calendarName = (id: number) =>
+    calendars.data?.items.find((c) => c.id === id)?.name ?? `Calendar ${id}`;
+  const teams = useQuery({ ...teamsQuery(), refetchInterval: 60_000 });
+  const teamName = (id: number) => teams.data?.items.find((t) => t.id === id)?.name ?? `Team ${id}`;
+  const items = policies.data?.items ?? [];
+  return (
+    <div className="page">
+      <div className="page-head">
+        <h1>SLA policies</h1>
+        {admin ? (
+          <Link to="/policies/new" className="button primary">
+            New policy
+          </Link>
+        ) : null}
+      </div>
+      <p className="muted">
+        A ticket gets the most specific policy of its priority: for its team and requester
+        organisation, else its team, else its organisation, else every team and organisation.
+        Targets count business minutes of the policy’s calendar.
+      </p>
+      <LoadState
+        loading={policies.isPending}
+        error={policies.error}
+        empty={items.length === 0}
+        emptyText="No SLA policy yet."
+      />
+      {items.length > 0 ? (
+        <TableRegion label="SLA policies">
+          <table className="responsive">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Priority</th>
+                <th scope="col">Organisation</th>
+                <th scope="col">Team</th>
+                <th scope="col">First response</th>
+                <th scope="col">Resolution</th>
+                <th scope="col">Next reply</th>
+                <th scope="col">Calendar</th>
+                <th scope="col">Alerts</th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((p) => (
+                <tr key={p.id}>
+                  <td data-label="Name">
+                    <Link to={`/policies/${p.id}`}>{p.name}</Link>
+                  </td>
+                  <td data-label="Priority">
+                    <PriorityBadge priority={p.priority} />
+                  </td>
+                  <td data-label="Organisation">{p.requester_org ?? 'Every organisation'}</td>
+                  <td data-label="Team">
+                    {p.team_id === null ? 'Every team' : teamName(p.team_id)}
+                  </td>
+                  <td data-label="First response">{formatMinutes(p.first_response_minutes)}</td>
+                  <td data-label="Resolution">{formatMinutes(p.resolution_minutes)}</td>
+                  <td data-label="Next reply">
+                    {p.next_reply_minutes === null ? '—' : formatMinutes(p.next_reply_minutes)}
+                  </td>
+                  <td data-label="Calendar">
+                    <Link to={`/calendars/${p.calendar_id}`}>{calendarName(p.calendar_id)}</Link>
+                  </td>
+                  <td data-label="Alerts">{channelSummary(p)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableRegion>
+      ) : null}
+    </div>
+  );
+}
+
+function channelSummary(p: Policy): string {
+  const parts: string[] = [];
+  if (p.alert_channels.in_app) parts.push('in-app');
+  if (p.alert_channels.email_assignee) parts.push('email to the assignee');
+  if (p.alert_channels.email.length > 0) parts.push(`${p.alert_channels.email.length} email`);
+  if (p.alert_channels.webhooks.length > 0)
+    parts.push(`${p.alert_channels.webhooks.length} webhook`);
+  if (p.alert_channels.fallback)
+    parts.push(`fallback after ${formatMinutes(p.alert_channels.fallback.after_minutes)}`);
+  return parts.join(', ') || 'none';
+}

@@ -1,0 +1,157 @@
+import type { Issue } from '../../api.js';
+import { FieldError, fieldId } from '../../components/field.js';
+import {
+  AddressListField,
+  CheckField,
+  GroupError,
+  listIssues,
+  TextField,
+} from '../../components/form-fields.js';
+import { WebhookListEditor } from '../../components/webhook-list.js';
+import type { PolicyDraft, SetDraft } from './draft.js';
+
+interface SectionProps {
+  draft: PolicyDraft;
+  set: SetDraft;
+  issues: Issue[];
+}
+
+/** Who is alerted first: in-app, the assignee's email, email recipients, webhooks. */
+export function ChannelsSection({ draft, set, issues }: SectionProps) {
+  return (
+    <fieldset className="group">
+      <legend>Alert channels</legend>
+      <CheckField
+        path="alert_channels.in_app"
+        checked={draft.in_app}
+        onChange={(v) => set('in_app', v)}
+      >
+        In-app alert to the assignee (or the team when unassigned)
+      </CheckField>
+      <CheckField
+        path="alert_channels.email_assignee"
+        checked={draft.email_assignee}
+        onChange={(v) => set('email_assignee', v)}
+      >
+        Email the assignee
+      </CheckField>
+      <AddressListField
+        path="alert_channels.email"
+        label="Email recipients"
+        issues={issues}
+        rows={3}
+        value={draft.email}
+        onChange={(v) => set('email', v)}
+      />
+      <WebhookListEditor
+        path="alert_channels.webhooks"
+        noun="Webhook"
+        title="Webhooks"
+        hooks={draft.webhooks}
+        issues={issues}
+        secretSetHint="A secret is set. Re-enter it if you change the alert channels, or the calls go unsigned."
+        onChange={(hooks) => set('webhooks', hooks)}
+      />
+      <GroupError path="alert_channels" issues={issues} />
+    </fieldset>
+  );
+}
+
+/** How a failing email or webhook is tried again: the delays and the horizon. */
+export function RetrySection({ draft, set, issues }: SectionProps) {
+  const delaysId = fieldId('alert_channels.retry.delays_seconds');
+  const delaysError = listIssues(issues, 'alert_channels.retry.delays_seconds', 'delay');
+  return (
+    <fieldset className="group">
+      <legend>Retries</legend>
+      <p className="muted small">
+        A failing email or webhook is tried again after each delay (the last one repeats) until the
+        horizon. Empty: after 1, 2, 5, 15, 30, 60, 120 s, then every 5 minutes, for 24 hours.
+      </p>
+      <div className="row">
+        <div className={`field${delaysError ? ' has-error' : ''}`}>
+          <label htmlFor={delaysId}>Delays between tries (seconds)</label>
+          <input
+            id={delaysId}
+            value={draft.retry_delays}
+            placeholder="1, 2, 5, 15, 30, 60, 120, 300"
+            onChange={(e) => set('retry_delays', e.target.value)}
+            aria-invalid={delaysError ? true : undefined}
+            aria-describedby={delaysError ? `${delaysId}-error` : undefined}
+          />
+          <FieldError id={`${delaysId}-error`} message={delaysError || undefined} />
+        </div>
+        <TextField
+          path="alert_channels.retry.give_up_after_hours"
+          label="Keep trying for (hours)"
+          issues={issues}
+          value={draft.retry_hours}
+          onChange={(v) => set('retry_hours', v)}
+          input={{ inputMode: 'decimal', placeholder: '24' }}
+        />
+      </div>
+      <GroupError path="alert_channels.retry" issues={issues} />
+    </fieldset>
+  );
+}
+
+/** Who is alerted when the channels above have not all delivered in time. */
+export function FallbackSection({ draft, set, issues }: SectionProps) {
+  return (
+    <fieldset className="group">
+      <legend>Fallback</legend>
+      <CheckField
+        path="alert_channels.fallback"
+        checked={draft.fallback}
+        onChange={(v) => set('fallback', v)}
+      >
+        When the emails and webhooks above have not all delivered in time, alert these too
+      </CheckField>
+      {draft.fallback ? (
+        <>
+          <TextField
+            path="alert_channels.fallback.after_minutes"
+            label="Fall back after (minutes)"
+            issues={issues}
+            hint="Counted from the alert. Cancelled when every email and webhook above delivered first."
+            value={draft.fallback_after_minutes}
+            onChange={(v) => set('fallback_after_minutes', v)}
+            input={{ inputMode: 'decimal' }}
+          />
+          <CheckField
+            path="alert_channels.fallback.email_assignee"
+            checked={draft.fallback_email_assignee}
+            onChange={(v) => set('fallback_email_assignee', v)}
+          >
+            Fall back to the assignee’s email
+          </CheckField>
+          <CheckField
+            path="alert_channels.fallback.email_team_lead"
+            checked={draft.fallback_email_team_lead}
+            onChange={(v) => set('fallback_email_team_lead', v)}
+          >
+            Fall back to the email of the ticket’s team lead
+          </CheckField>
+          <AddressListField
+            path="alert_channels.fallback.email"
+            label="Fallback email recipients"
+            issues={issues}
+            rows={2}
+            value={draft.fallback_email}
+            onChange={(v) => set('fallback_email', v)}
+          />
+          <WebhookListEditor
+            path="alert_channels.fallback.webhooks"
+            noun="Fallback webhook"
+            title="Fallback webhooks"
+            hooks={draft.fallback_webhooks}
+            issues={issues}
+            secretSetHint="A secret is set. Re-enter it if you change the fallback, or the calls go unsigned."
+            onChange={(hooks) => set('fallback_webhooks', hooks)}
+          />
+        </>
+      ) : null}
+      <GroupError path="alert_channels.fallback" issues={issues} />
+    </fieldset>
+  );
+}
