@@ -163,6 +163,55 @@ describe('the agent screen in a browser', async () => {
     await page.waitForURL(new RegExp(`/tickets/${ticket.id}$`));
   });
 
+  it('shows a team alert once, with how many members read it, and counts it once in the bell', async () => {
+    const bo = await stega.api<{ id: number }>('POST', '/api/agents', {
+      name: 'Bo Agent',
+      email: 'bo@example.test',
+    });
+    const team = await stega.api<{ id: number }>('POST', '/api/teams', {
+      name: 'Bell team',
+      member_ids: [anaId, bo.body.id],
+    });
+    expect(team.status).toBe(201);
+    const bell = page.getByRole('link', { name: /^Inbox, \d+ unread$/ });
+    await page.getByRole('link', { name: 'Tickets', exact: true }).click();
+    await expect.poll(() => bell.getAttribute('data-unread')).toBe('0');
+
+    const ticket = await newTicket({ subject: 'Team bell test: printer', team_id: team.body.id });
+    const due = ticket.clocks.find((c) => c.kind === 'first_response')?.due_at;
+    await detectBreachesAt(new Date(Date.parse(due as string) + 1000));
+
+    // one copy per member is stored; the admin's bell and inbox count the alert once
+    const copiesOf = async () =>
+      (
+        await stega.api<{ items: { id: number; ticket_id: number; agent_id: number | null }[] }>(
+          'GET',
+          `/api/alerts?ticket_id=${ticket.id}`,
+        )
+      ).body.items;
+    await expect.poll(async () => (await copiesOf()).length, { timeout: 30_000 }).toBe(2);
+    await expect.poll(() => bell.getAttribute('data-unread'), { timeout: 30_000 }).toBe('1');
+    await bell.click();
+    const item = page.locator('.inbox-item', { hasText: 'Team bell test: printer' });
+    await expect.poll(() => item.count()).toBe(1);
+    expect(await item.textContent()).toContain('for the team’s 2 members · unread by all');
+
+    // Ana reads her copy: the alert stays unread for Bo, and says who read it
+    const anaCopy = (await copiesOf()).find((c) => c.agent_id === anaId);
+    expect(anaCopy).toBeDefined();
+    const read = await stega.api('POST', `/api/alerts/${anaCopy?.id}/read`);
+    expect(read.status).toBe(200);
+    await expect
+      .poll(() => item.textContent(), { timeout: 15_000 })
+      .toContain('read by Ana Agent (1 of 2)');
+    expect(await item.getAttribute('class')).toContain('unread');
+
+    // the admin marks it read for the whole team
+    await item.getByRole('button', { name: /^Mark read: .* \(for the whole team\)$/ }).click();
+    await expect.poll(() => bell.getAttribute('data-unread')).toBe('0');
+    expect(await item.textContent()).toContain('(2 of 2)');
+  });
+
   it('lets the admin reply as an agent, which counts as the first response', async () => {
     const ticket = await newTicket({ subject: 'Admin reply test' });
     await page.goto(`${stega.url}/tickets/${ticket.id}`);

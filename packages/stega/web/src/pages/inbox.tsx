@@ -1,7 +1,13 @@
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { LoadState } from '../components/layout.js';
-import { useAlerts, useMarkRead } from '../data/alerts.js';
+import {
+  type InboxEntry,
+  inboxEntries,
+  unreadCount,
+  useAlerts,
+  useMarkRead,
+} from '../data/alerts.js';
 import { formatDateTime, label } from '../format.js';
 import { useTitle } from '../hooks/use-title.js';
 import type { Session } from '../types.js';
@@ -13,14 +19,14 @@ export function InboxPage({ session }: { session: Session }) {
   const [onlyUnread, setOnlyUnread] = useState(false);
   const markRead = useMarkRead();
   const error = markRead.error ?? undefined;
-  const items = (page?.items ?? []).filter((a) => !onlyUnread || a.read_at === null);
-  const act = (id?: number) => markRead.mutate(id);
+  const entries = inboxEntries(page?.items ?? []).filter((e) => !onlyUnread || e.unread);
+  const unread = page ? unreadCount(page) : 0;
   return (
     <div className="page">
       <div className="page-head">
         <h1>Inbox</h1>
-        {page && page.unread > 0 ? (
-          <button type="button" className="secondary" onClick={() => act()}>
+        {unread > 0 ? (
+          <button type="button" className="secondary" onClick={() => markRead.mutate(undefined)}>
             Mark all read
           </button>
         ) : null}
@@ -32,7 +38,7 @@ export function InboxPage({ session }: { session: Session }) {
       </p>
       <div className="list-status">
         <p role="status" aria-live="polite" aria-atomic="true">
-          {page ? `${page.unread} unread` : ''}
+          {page ? `${unread} unread` : ''}
         </p>
         <label className="check">
           <input
@@ -51,47 +57,18 @@ export function InboxPage({ session }: { session: Session }) {
       <LoadState
         loading={!page}
         error={undefined}
-        empty={items.length === 0}
+        empty={entries.length === 0}
         emptyText={onlyUnread ? 'Nothing unread.' : 'No alert yet.'}
       />
-      {items.length > 0 ? (
+      {entries.length > 0 ? (
         <ul className="inbox" aria-label="Alerts">
-          {items.map((a) => (
-            <li
-              key={a.id}
-              className={a.read_at === null ? 'inbox-item unread' : 'inbox-item'}
-              data-alert-id={a.id}
-            >
-              <div>
-                <p className="inbox-title">
-                  <span className={`badge alert-${a.alert_type}`}>
-                    {a.alert_type === 'breach' ? 'Breach' : 'Warning'}
-                  </span>{' '}
-                  <Link to={`/tickets/${a.ticket_id}`}>
-                    #{a.ticket_id} {a.ticket_subject}
-                  </Link>
-                </p>
-                <p className="small muted">
-                  {a.message} · {formatDateTime(a.created_at)} ·{' '}
-                  {a.agent_id === null
-                    ? 'for the team'
-                    : a.agent_id === session.agent_id
-                      ? 'for you'
-                      : `for ${a.agent_name ?? 'an agent'}`}
-                  {a.read_at ? ` · read ${formatDateTime(a.read_at)}` : ''}
-                </p>
-              </div>
-              {a.read_at === null ? (
-                <button
-                  type="button"
-                  className="secondary small"
-                  onClick={() => act(a.id)}
-                  aria-label={`Mark read: ${label(a.alert_type)} on #${a.ticket_id}`}
-                >
-                  Mark read
-                </button>
-              ) : null}
-            </li>
+          {entries.map((entry) => (
+            <InboxItem
+              key={entry.key}
+              entry={entry}
+              session={session}
+              onRead={(ids) => markRead.mutate(ids)}
+            />
           ))}
         </ul>
       ) : null}
@@ -99,10 +76,69 @@ export function InboxPage({ session }: { session: Session }) {
   );
 }
 
+/** Who an alert is for, and who has read it, in words. */
+function readersText(entry: InboxEntry, session: Session): string {
+  const { alert, copies } = entry;
+  if (copies.length > 1) {
+    const readers = copies.filter((c) => c.read_at !== null);
+    const names = readers.map((c) => c.agent_name ?? 'an agent').join(', ');
+    return readers.length === 0
+      ? `for the team’s ${copies.length} members · unread by all`
+      : `for the team’s ${copies.length} members · read by ${names} (${readers.length} of ${copies.length})`;
+  }
+  const who =
+    alert.agent_id === null
+      ? 'for the team (one read state for everyone)'
+      : alert.agent_id === session.agent_id
+        ? 'for you'
+        : `for ${alert.agent_name ?? 'an agent'}`;
+  return `${who}${alert.read_at ? ` · read ${formatDateTime(alert.read_at)}` : ''}`;
+}
+
+function InboxItem({
+  entry,
+  session,
+  onRead,
+}: {
+  entry: InboxEntry;
+  session: Session;
+  onRead: (ids: number[]) => void;
+}) {
+  const a = entry.alert;
+  const unreadIds = entry.copies.filter((c) => c.read_at === null).map((c) => c.id);
+  return (
+    <li className={entry.unread ? 'inbox-item unread' : 'inbox-item'} data-alert-id={a.id}>
+      <div>
+        <p className="inbox-title">
+          <span className={`badge alert-${a.alert_type}`}>
+            {a.alert_type === 'breach' ? 'Breach' : 'Warning'}
+          </span>{' '}
+          <Link to={`/tickets/${a.ticket_id}`}>
+            #{a.ticket_id} {a.ticket_subject}
+          </Link>
+        </p>
+        <p className="small muted">
+          {a.message} · {formatDateTime(a.created_at)} · {readersText(entry, session)}
+        </p>
+      </div>
+      {entry.unread ? (
+        <button
+          type="button"
+          className="secondary small"
+          onClick={() => onRead(unreadIds)}
+          aria-label={`Mark read: ${label(a.alert_type)} on #${a.ticket_id}${a.agent_id === null || entry.copies.length > 1 ? ' (for the whole team)' : ''}`}
+        >
+          Mark read
+        </button>
+      ) : null}
+    </li>
+  );
+}
+
 /** The header's bell: the unread count, live, linking to the inbox. */
 export function AlertBell({ current }: { current: boolean }) {
   const page = useAlerts().data;
-  const unread = page?.unread ?? 0;
+  const unread = page ? unreadCount(page) : 0;
   return (
     <Link
       to="/inbox"
