@@ -105,7 +105,7 @@ export async function teamMembersReplace(
   await db.query('delete from stega.team_members where team_id = $1', [teamId]);
   await db.query(
     `insert into stega.team_members (team_id, agent_id, is_lead)
-     select $1, a, a = $3 from unnest($2::bigint[]) as a`,
+     select $1, a, coalesce(a = $3::bigint, false) from unnest($2::bigint[]) as a`,
     [teamId, agentIds, leadId],
   );
 }

@@ -97,6 +97,25 @@ describe('teams through the HTTP API', async () => {
     });
   });
 
+  it('creates a team with members and no lead (none given, or null)', async () => {
+    const [ana, bruno] = agents as [number, number, number];
+    for (const [name, lead] of [
+      ['Leaderless', undefined],
+      ['Leaderless too', null],
+    ] as const) {
+      const team = await createTeam({
+        name,
+        member_ids: [ana, bruno],
+        ...(lead === undefined ? {} : { lead_agent_id: lead }),
+      });
+      expect(team.lead_agent_id).toBeNull();
+      expect(team.members.map((m: any) => [m.agent_id, m.is_lead])).toEqual([
+        [ana, false],
+        [bruno, false],
+      ]);
+    }
+  });
+
   it('refuses an unknown zone, a lead who is no member, a taken name, and agent tokens', async () => {
     const [ana, bruno] = agents as [number, number];
     const zone = await t.admin({
