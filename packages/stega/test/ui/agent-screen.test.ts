@@ -172,7 +172,7 @@ describe('the agent screen in a browser', async () => {
       name: 'Bell team',
       member_ids: [anaId, bo.body.id],
     });
-    expect(team.status).toBe(201);
+    expect(team.status, JSON.stringify(team.body)).toBe(201);
     const bell = page.getByRole('link', { name: /^Inbox, \d+ unread$/ });
     await page.getByRole('link', { name: 'Tickets', exact: true }).click();
     await expect.poll(() => bell.getAttribute('data-unread')).toBe('0');
