@@ -46,7 +46,8 @@ async function standbyAttempts(times: number): Promise<void> {
           and not exists (select 1 from pg_locks l
                            where l.pid = a.pid and l.locktype = 'advisory' and l.granted)`,
     );
-    return rows.length === 1 ? (rows[0]?.state_change as Date).getTime() : undefined;
+    const changed = rows.length === 1 ? (rows[0]?.state_change as Date | undefined) : undefined;
+    return changed?.getTime();
   };
   let last = await waitFor(standby, 'the standby session');
   for (let seen = 0; seen < times; seen++) {
