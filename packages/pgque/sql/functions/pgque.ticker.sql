@@ -5,7 +5,9 @@
 -- the first event after create_queue reads as "nothing new" and ticks at once).
 -- Ticks of one queue are serialised on its row, so their snapshots are monotone.
 -- NOTIFY pgque_<queue> carries the tick id, a lossy hint for waiting consumers.
--- A tick with new events disarms the queue's producer wake-up (see ticker_prompt).
+-- A tick made because ticker_max_count events came in disarms the queue's producer wake-up
+-- (see ticker_prompt): the queue is busy. A tick made by ticker_max_lag does not: a quiet
+-- queue whose prompt tick waited for a slow consumer stays armed.
 -- returns: the new tick id, or NULL when it is not time yet. tables: queue, tick.
 create or replace function pgque.ticker(i_queue_name text)
 returns bigint
@@ -64,9 +66,11 @@ begin
   new_tick := pg_catalog.nextval(pgque._queue_sequence(q.queue_id, 'tick')::regclass);
   insert into pgque.tick (tick_queue, tick_id, tick_event_seq)
   values (q.queue_id, new_tick, seq_now);
-  -- events came in by the thresholds, so the queue is busy: its producers stop waking
-  -- the leader ticker (ticker_prompt arms it again once it is quiet)
-  if q.queue_ticker_wake and fresh > 0 then
+  -- ticker_max_count events came in: the queue is busy, its producers stop waking the
+  -- leader ticker (ticker_prompt arms it again once it is quiet). A lag tick with a few
+  -- events leaves it armed: the next event of a slow queue still ticks at its commit
+  -- (ticker_prompt disarms a queue whose events come too fast on its own ticks)
+  if q.queue_ticker_wake and fresh >= q.queue_ticker_max_count then
     update pgque.queue set queue_ticker_wake = false where queue_id = q.queue_id;
   end if;
   perform pg_catalog.pg_notify('pgque_' || q.queue_name, new_tick::text);
