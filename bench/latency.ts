@@ -18,7 +18,8 @@
  *
  * Run: `npm run bench -- latency [--quick] [--runs N]`.
  */
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import pg from 'pg';
 import { type Client, Consumer, connect, Ticker } from '../packages/pgque/src/index.js';
 import { benchQueueName, startBenchServer } from './database.js';
 import { benchOptions, loadAverage, machine, median, printTable, writeResult } from './report.js';
@@ -46,6 +47,22 @@ interface RunResult {
   max: number;
   mean: number;
   ticksPerSec: number;
+  /** Where the time of the slowest 1 % went (ms, their means), and the event loop's lag. */
+  tail: Breakdown;
+}
+
+/**
+ * The path of one event in three legs, timed in this process: `send` (the call until its
+ * commit is acknowledged), `to tick` (from then until a NOTIFY of the queue's next tick
+ * reaches a listener of its own) and `to handler` (from that NOTIFY to the handler's
+ * start: the consumer's wake-up, receive and dispatch). `loop p99` is the 99th percentile
+ * of the event loop's delay meanwhile (one process runs producer, ticker and consumer).
+ */
+interface Breakdown {
+  send: number;
+  toTick: number;
+  toHandler: number;
+  loopP99: number;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -56,20 +73,32 @@ function percentile(sorted: number[], p: number): number {
 
 const round = (value: number) => Math.round(value * 10) / 10;
 
-async function measure(client: Client, cell: Cell): Promise<RunResult> {
+async function measure(client: Client, url: string, cell: Cell): Promise<RunResult> {
   const queue = benchQueueName('latency');
   await client.createQueue(queue, { tickerMaxLag: MAX_LAG_MS });
   const latencies: number[] = [];
   const sentAt = new Map<number, number>();
+  const committedAt = new Map<number, number>();
+  const handledAt = new Map<number, number>();
+  const tickSeenAt: number[] = [];
   let handled = 0;
   const consumer = new Consumer(client, queue, 'latency').handle('ping', (event) => {
     const started = performance.now();
     const seq = (event.payload as { seq: number }).seq;
     const at = sentAt.get(seq);
-    if (at !== undefined && at >= 0) latencies.push(started - at);
+    if (at !== undefined && at >= 0) {
+      latencies.push(started - at);
+      handledAt.set(seq, started);
+    }
     handled++;
   });
   await consumer.start();
+  const ticks = new pg.Client({ connectionString: url });
+  await ticks.connect();
+  ticks.on('notification', () => tickSeenAt.push(performance.now()));
+  await ticks.query(`listen "pgque_${queue}"`);
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
   const ticksBefore = (await client.queueInfo(queue))?.lastTickId ?? 0n;
 
   const total = cell.rate * cell.seconds;
@@ -97,6 +126,10 @@ async function measure(client: Client, cell: Cell): Promise<RunResult> {
               seqs.map((seq) => ({ seq })),
             );
       inFlight.add(sending);
+      void sending.then(() => {
+        const done = performance.now();
+        for (const seq of seqs) committedAt.set(seq, done);
+      });
       void sending.finally(() => inFlight.delete(sending));
     }
     const wait = begin + (next / cell.batch) * interval - performance.now();
@@ -109,7 +142,9 @@ async function measure(client: Client, cell: Cell): Promise<RunResult> {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   await consumer.stop();
-  const ticks = ((await client.queueInfo(queue))?.lastTickId ?? 0n) - ticksBefore;
+  loop.disable();
+  await ticks.end();
+  const tickCount = ((await client.queueInfo(queue))?.lastTickId ?? 0n) - ticksBefore;
   await client.dropQueue(queue, { force: true });
   if (handled < total) throw new Error(`only ${handled} of ${total} events were handled`);
 
@@ -122,7 +157,48 @@ async function measure(client: Client, cell: Cell): Promise<RunResult> {
     p99: round(percentile(sorted, 99)),
     max: round(sorted[sorted.length - 1] ?? Number.NaN),
     mean: round(sorted.reduce((sum, value) => sum + value, 0) / sorted.length),
-    ticksPerSec: round((Number(ticks) * 1_000) / elapsed),
+    ticksPerSec: round((Number(tickCount) * 1_000) / elapsed),
+    tail: breakdown(sentAt, committedAt, tickSeenAt, handledAt, loop.percentile(99) / 1e6),
+  };
+}
+
+/** The three legs of the slowest 1 % of the measured events (means, ms). */
+function breakdown(
+  sentAt: Map<number, number>,
+  committedAt: Map<number, number>,
+  tickSeenAt: number[],
+  handledAt: Map<number, number>,
+  loopP99: number,
+): Breakdown {
+  const legs: { total: number; send: number; toTick: number; toHandler: number }[] = [];
+  for (const [seq, handler] of handledAt) {
+    const at = sentAt.get(seq) as number;
+    const done = committedAt.get(seq) ?? handler;
+    // the first tick NOTIFY seen after the commit (binary search; they arrive in order)
+    let lo = 0;
+    let hi = tickSeenAt.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((tickSeenAt[mid] as number) < done) lo = mid + 1;
+      else hi = mid;
+    }
+    const tick = Math.min(tickSeenAt[lo] ?? handler, handler);
+    legs.push({
+      total: handler - at,
+      send: done - at,
+      toTick: tick - done,
+      toHandler: handler - tick,
+    });
+  }
+  legs.sort((a, b) => b.total - a.total);
+  const slow = legs.slice(0, Math.max(1, Math.ceil(legs.length / 100)));
+  const mean = (pick: (leg: (typeof slow)[number]) => number) =>
+    round(slow.reduce((sum, leg) => sum + pick(leg), 0) / slow.length);
+  return {
+    send: mean((leg) => leg.send),
+    toTick: mean((leg) => leg.toTick),
+    toHandler: mean((leg) => leg.toHandler),
+    loopP99: round(loopP99),
   };
 }
 
@@ -153,6 +229,9 @@ async function main() {
         { rate: 1_000, seconds: 15, batch: 1 },
         { rate: 10_000, seconds: 10, batch: 50 },
       ];
+  // BENCH_LATENCY_RATES=100,1000: only those rates (a quicker look at one cell)
+  const only = process.env.BENCH_LATENCY_RATES?.split(',').map(Number);
+  if (only) cells.splice(0, cells.length, ...cells.filter((cell) => only.includes(cell.rate)));
   const server = await startBenchServer();
   const loadBefore = loadAverage();
   const url = await server.freshDatabase();
@@ -167,10 +246,10 @@ async function main() {
         const ticker = await startTicker(client, mode);
         try {
           for (const result of results.filter((r) => r.mode === mode)) {
-            const measured = await measure(client, result.cell);
+            const measured = await measure(client, url, result.cell);
             result.runs.push(measured);
             console.log(
-              `  run ${run + 1}: ${mode}, ${result.cell.rate} ev/s  p50 ${measured.p50} ms  p95 ${measured.p95} ms  p99 ${measured.p99} ms  ticks/s ${measured.ticksPerSec}  (load ${loadAverage()})`,
+              `  run ${run + 1}: ${mode}, ${result.cell.rate} ev/s  p50 ${measured.p50} ms  p95 ${measured.p95} ms  p99 ${measured.p99} ms  ticks/s ${measured.ticksPerSec}  slowest 1 %: send ${measured.tail.send} / to tick ${measured.tail.toTick} / to handler ${measured.tail.toHandler} ms, loop lag p99 ${measured.tail.loopP99} ms  (load ${loadAverage()})`,
             );
           }
         } finally {
@@ -188,6 +267,10 @@ async function main() {
       'p99 ms': median(runs.map((r) => r.p99)),
       'max ms': Math.max(...runs.map((r) => r.max)),
       'ticks/s': median(runs.map((r) => r.ticksPerSec)),
+      'slowest 1 %: send / to tick / to handler ms': runs
+        .map((r) => `${r.tail.send} / ${r.tail.toTick} / ${r.tail.toHandler}`)
+        .join(', '),
+      'loop lag p99 ms': median(runs.map((r) => r.tail.loopP99)),
     }));
     printTable(
       `End-to-end latency, send -> handler start (ticker period ${TICKER_PERIOD_MS} ms, ticker_max_lag ${MAX_LAG_MS} ms; median of ${options.runs} run(s))`,
