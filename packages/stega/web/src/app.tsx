@@ -7,7 +7,7 @@ import { AgentsPage } from './pages/agents.js';
 import { CalendarEditPage, CalendarsPage } from './pages/calendars.js';
 import { AlertBell, InboxPage } from './pages/inbox.js';
 import { NotFoundPage } from './pages/not-found.js';
-import { OperationsPage } from './pages/operations.js';
+import { OperationsPage } from './pages/operations/index.js';
 import { PolicyEditPage } from './pages/policies/form.js';
 import { PoliciesPage } from './pages/policies/list.js';
 import { ReportsPage } from './pages/reports.js';

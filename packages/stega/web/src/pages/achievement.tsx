@@ -3,7 +3,8 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import { query, serverNow } from '../api.js';
 import { BarChart } from '../components/charts.js';
-import { LoadState, Section, TableRegion } from '../components/layout.js';
+import { DataTable } from '../components/data-table.js';
+import { LoadState, Section } from '../components/layout.js';
 import { keys, pathQuery } from '../data/queries.js';
 import { formatDateTime, label } from '../format.js';
 import type { Achievement, MissedTarget } from '../types.js';
@@ -164,45 +165,38 @@ export function AchievementSection() {
               },
             ]}
           />
-          <TableRegion label="SLA achievement">
-            <table className="responsive">
-              <thead>
-                <tr>
-                  <th scope="col">{by === 'org' ? 'Organisation' : label(by)}</th>
-                  <th scope="col">Met</th>
-                  <th scope="col">Targets</th>
-                  <th scope="col">Missed</th>
-                </tr>
-              </thead>
-              <tbody>
-                {groups.map((g) => (
-                  <tr key={g.key} data-group={g.key}>
-                    <td data-label="Group">{g.name}</td>
-                    <td data-label="Met" className="num">
-                      {percent(g.met_share)}
-                    </td>
-                    <td data-label="Targets" className="num">
-                      {g.targets}
-                    </td>
-                    <td data-label="Missed" className="num">
-                      {g.missed > 0 ? (
-                        <button
-                          type="button"
-                          className="link-button"
-                          aria-label={`${g.missed} missed: ${g.name}`}
-                          onClick={() => setShown(g)}
-                        >
-                          {g.missed}
-                        </button>
-                      ) : (
-                        0
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableRegion>
+          <DataTable<Group>
+            label="SLA achievement"
+            rows={groups}
+            rowKey={(g) => g.key}
+            rowProps={(g) => ({ 'data-group': g.key })}
+            columns={[
+              {
+                header: by === 'org' ? 'Organisation' : label(by),
+                label: 'Group',
+                cell: (g) => g.name,
+              },
+              { header: 'Met', num: true, cell: (g) => percent(g.met_share) },
+              { header: 'Targets', num: true, cell: (g) => g.targets },
+              {
+                header: 'Missed',
+                num: true,
+                cell: (g) =>
+                  g.missed > 0 ? (
+                    <button
+                      type="button"
+                      className="link-button"
+                      aria-label={`${g.missed} missed: ${g.name}`}
+                      onClick={() => setShown(g)}
+                    >
+                      {g.missed}
+                    </button>
+                  ) : (
+                    0
+                  ),
+              },
+            ]}
+          />
           {shown ? (
             <Misses
               period={period}
@@ -244,36 +238,29 @@ function Misses({
         emptyText="None."
       />
       {items.length > 0 ? (
-        <TableRegion label={title}>
-          <table className="responsive">
-            <thead>
-              <tr>
-                <th scope="col">Ticket</th>
-                <th scope="col">Metric</th>
-                <th scope="col">Due</th>
-                <th scope="col">Met late</th>
-                <th scope="col">Breach</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((m) => (
-                <tr key={`${m.ticket_id}:${m.kind}:${m.due_at}`} data-missed-ticket={m.ticket_id}>
-                  <td data-label="Ticket">
-                    <Link to={`/tickets/${m.ticket_id}`}>
-                      #{m.ticket_id} {m.subject}
-                    </Link>
-                  </td>
-                  <td data-label="Metric">{label(m.kind)}</td>
-                  <td data-label="Due">{formatDateTime(m.due_at)}</td>
-                  <td data-label="Met late">
-                    {m.stopped_at ? formatDateTime(m.stopped_at) : 'not yet'}
-                  </td>
-                  <td data-label="Breach">{m.breach_id === null ? '—' : `#${m.breach_id}`}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableRegion>
+        <DataTable<MissedTarget>
+          label={title}
+          rows={items}
+          rowKey={(m) => `${m.ticket_id}:${m.kind}:${m.due_at}`}
+          rowProps={(m) => ({ 'data-missed-ticket': m.ticket_id })}
+          columns={[
+            {
+              header: 'Ticket',
+              cell: (m) => (
+                <Link to={`/tickets/${m.ticket_id}`}>
+                  #{m.ticket_id} {m.subject}
+                </Link>
+              ),
+            },
+            { header: 'Metric', cell: (m) => label(m.kind) },
+            { header: 'Due', cell: (m) => formatDateTime(m.due_at) },
+            {
+              header: 'Met late',
+              cell: (m) => (m.stopped_at ? formatDateTime(m.stopped_at) : 'not yet'),
+            },
+            { header: 'Breach', cell: (m) => (m.breach_id === null ? '—' : `#${m.breach_id}`) },
+          ]}
+        />
       ) : null}
     </div>
   );

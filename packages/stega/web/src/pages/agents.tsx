@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api, type Issue } from '../api.js';
+import { DataTable } from '../components/data-table.js';
 import { Field } from '../components/field.js';
 import { TextField, TimeZoneField } from '../components/form-fields.js';
 import { LoadState, Section, TableRegion } from '../components/layout.js';
@@ -62,36 +63,27 @@ export function AgentsPage() {
           emptyText="No stored token yet (the admin token of the configuration is not listed)."
         />
         {(tokens.data?.items.length ?? 0) > 0 ? (
-          <TableRegion label="API tokens">
-            <table className="responsive">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Agent</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">State</th>
-                </tr>
-              </thead>
-              <tbody>
-                {tokens.data?.items.map((t) => (
-                  <tr key={t.id} data-token-id={t.id}>
-                    <td data-label="Name">{t.name}</td>
-                    <td data-label="Role">{t.role === 'admin' ? 'Admin' : 'Agent'}</td>
-                    <td data-label="Agent">{t.agent_name ?? '—'}</td>
-                    <td data-label="Created">{formatDateTime(t.created_at)}</td>
-                    <td data-label="State">
-                      {t.revoked_at ? (
-                        `Revoked ${formatDateTime(t.revoked_at)}`
-                      ) : (
-                        <RevokeButton token={t} onRevoked={refreshTokens} />
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableRegion>
+          <DataTable<Token>
+            label="API tokens"
+            rows={tokens.data?.items ?? []}
+            rowKey={(t) => t.id}
+            rowProps={(t) => ({ 'data-token-id': t.id })}
+            columns={[
+              { header: 'Name', cell: (t) => t.name },
+              { header: 'Role', cell: (t) => (t.role === 'admin' ? 'Admin' : 'Agent') },
+              { header: 'Agent', cell: (t) => t.agent_name ?? '—' },
+              { header: 'Created', cell: (t) => formatDateTime(t.created_at) },
+              {
+                header: 'State',
+                cell: (t) =>
+                  t.revoked_at ? (
+                    `Revoked ${formatDateTime(t.revoked_at)}`
+                  ) : (
+                    <RevokeButton token={t} onRevoked={refreshTokens} />
+                  ),
+              },
+            ]}
+          />
         ) : null}
         <NewToken agents={agentList} onCreated={refreshTokens} />
       </Section>

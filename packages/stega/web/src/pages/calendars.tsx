@@ -2,9 +2,10 @@ import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, type Issue } from '../api.js';
+import { DataTable } from '../components/data-table.js';
 import { Field, FieldError, fieldId, issueAt } from '../components/field.js';
 import { TimeZoneField } from '../components/form-fields.js';
-import { LoadState, TableRegion } from '../components/layout.js';
+import { LoadState } from '../components/layout.js';
 import { RecordLoading } from '../components/record-loading.js';
 import { SaveFeedback } from '../components/save-feedback.js';
 import { calendarQuery, calendarsQuery, keys } from '../data/queries.js';
@@ -35,34 +36,21 @@ export function CalendarsPage({ admin }: { admin: boolean }) {
         emptyText="No calendar yet."
       />
       {items.length > 0 ? (
-        <TableRegion label="Calendars">
-          <table className="responsive">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Time zone</th>
-                <th scope="col">Hours</th>
-                <th scope="col" className="num">
-                  Holidays
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((c) => (
-                <tr key={c.id}>
-                  <td data-label="Name">
-                    <Link to={`/calendars/${c.id}`}>{c.name}</Link>
-                  </td>
-                  <td data-label="Time zone">{c.time_zone}</td>
-                  <td data-label="Hours">{c.always_open ? '24x7' : hoursSummary(c)}</td>
-                  <td data-label="Holidays" className="num">
-                    {c.always_open ? '—' : c.holidays.length}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableRegion>
+        <DataTable<Calendar>
+          label="Calendars"
+          rows={items}
+          rowKey={(c) => c.id}
+          columns={[
+            { header: 'Name', cell: (c) => <Link to={`/calendars/${c.id}`}>{c.name}</Link> },
+            { header: 'Time zone', cell: (c) => c.time_zone },
+            { header: 'Hours', cell: (c) => (c.always_open ? '24x7' : hoursSummary(c)) },
+            {
+              header: 'Holidays',
+              num: true,
+              cell: (c) => (c.always_open ? '—' : c.holidays.length),
+            },
+          ]}
+        />
       ) : null}
     </div>
   );

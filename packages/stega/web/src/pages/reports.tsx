@@ -4,11 +4,15 @@ import { Link } from 'react-router';
 import { api, serverNow } from '../api.js';
 import { DeliveryOutcome } from '../components/badges.js';
 import { BarChart } from '../components/charts.js';
-import { LoadState, Section, TableRegion } from '../components/layout.js';
+import { DataTable, Figures } from '../components/data-table.js';
+import { LoadState, Section } from '../components/layout.js';
 import { getQuery, keys } from '../data/queries.js';
 import { formatDate, formatDateTime, formatNumber } from '../format.js';
 import { useTitle } from '../hooks/use-title.js';
 import type { Report, ReportDetail } from '../types.js';
+
+type ReportDelivery = ReportDetail['deliveries'][number];
+
 import { AchievementSection } from './achievement.js';
 
 /** The weekly activity reports: the latest (or chosen) one with charts, and the history. */
@@ -72,54 +76,35 @@ export function ReportsPage({ admin, id }: { admin: boolean; id?: number }) {
       {items.length > 0 ? (
         <Section id="history" title="All reports">
           {history.length > 1 ? (
-            <BarChart
+            <ActivityChart
               id="history-chart"
               title="Tickets and SLA breaches per report period"
               summary={`Tickets created and resolved, and SLA breaches, in the last ${history.length} reports.`}
               xName="Period"
               xLabels={history.map((r) => formatDate(r.period_start))}
-              yLabel="tickets / breaches"
-              series={[
-                { name: 'Tickets created', values: history.map((r) => r.data.created) },
-                { name: 'Tickets resolved', values: history.map((r) => r.data.resolved) },
-                { name: 'SLA breaches', values: history.map((r) => r.data.breached) },
-              ]}
+              figures={history.map((r) => r.data)}
             />
           ) : null}
-          <TableRegion label="All reports">
-            <table className="responsive">
-              <thead>
-                <tr>
-                  <th scope="col">Period</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Resolved</th>
-                  <th scope="col">SLA breaches</th>
-                  <th scope="col">Median first response</th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((r) => (
-                  <tr key={r.id} aria-current={r.id === selectedId ? 'true' : undefined}>
-                    <td data-label="Period">
-                      <Link to={`/reports/${r.id}`}>{periodText(r)}</Link>
-                    </td>
-                    <td data-label="Created" className="num">
-                      {r.data.created}
-                    </td>
-                    <td data-label="Resolved" className="num">
-                      {r.data.resolved}
-                    </td>
-                    <td data-label="SLA breaches" className="num">
-                      {r.data.breached}
-                    </td>
-                    <td data-label="Median first response" className="num">
-                      {minutesText(r.data.median_first_response_minutes)}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableRegion>
+          <DataTable<Report>
+            label="All reports"
+            rows={items}
+            rowKey={(r) => r.id}
+            rowProps={(r) => ({ 'aria-current': r.id === selectedId ? 'true' : undefined })}
+            columns={[
+              {
+                header: 'Period',
+                cell: (r) => <Link to={`/reports/${r.id}`}>{periodText(r)}</Link>,
+              },
+              { header: 'Created', num: true, cell: (r) => r.data.created },
+              { header: 'Resolved', num: true, cell: (r) => r.data.resolved },
+              { header: 'SLA breaches', num: true, cell: (r) => r.data.breached },
+              {
+                header: 'Median first response',
+                num: true,
+                cell: (r) => minutesText(r.data.median_first_response_minutes),
+              },
+            ]}
+          />
         </Section>
       ) : null}
     </div>
@@ -148,36 +133,26 @@ function ReportDetailView({ id }: { id: number }) {
       <p className="muted small">
         Generated {formatDateTime(r.generated_at)} · time zone {r.time_zone}
       </p>
-      <dl className="figures">
-        <div>
-          <dt>Created</dt>
-          <dd>{r.data.created}</dd>
-        </div>
-        <div>
-          <dt>Resolved</dt>
-          <dd>{r.data.resolved}</dd>
-        </div>
-        <div>
-          <dt>SLA breaches</dt>
-          <dd>{r.data.breached}</dd>
-        </div>
-        <div>
-          <dt>Median first response</dt>
-          <dd>{minutesText(r.data.median_first_response_minutes)}</dd>
-        </div>
-        {r.data.sla_achievement ? (
-          <div>
-            <dt>SLA targets met</dt>
-            <dd>
-              {r.data.sla_achievement.met_share === null
-                ? '—'
-                : `${formatNumber(r.data.sla_achievement.met_share * 100, 1)} % of ${r.data.sla_achievement.targets}`}
-            </dd>
-          </div>
-        ) : null}
-      </dl>
+      <Figures
+        items={[
+          ['Created', r.data.created],
+          ['Resolved', r.data.resolved],
+          ['SLA breaches', r.data.breached],
+          ['Median first response', minutesText(r.data.median_first_response_minutes)],
+          ...(r.data.sla_achievement
+            ? [
+                [
+                  'SLA targets met',
+                  r.data.sla_achievement.met_share === null
+                    ? '—'
+                    : `${formatNumber(r.data.sla_achievement.met_share * 100, 1)} % of ${r.data.sla_achievement.targets}`,
+                ] as [string, string],
+              ]
+            : []),
+        ]}
+      />
       {people.length > 0 ? (
-        <BarChart
+        <ActivityChart
           id="assignee-chart"
           title="Per assignee"
           summary={people
@@ -188,12 +163,7 @@ function ReportDetailView({ id }: { id: number }) {
             .join('; ')}
           xName="Assignee"
           xLabels={people.map((p) => p.assignee_name ?? 'Unassigned')}
-          yLabel="tickets / breaches"
-          series={[
-            { name: 'Tickets created', values: people.map((p) => p.created) },
-            { name: 'Tickets resolved', values: people.map((p) => p.resolved) },
-            { name: 'SLA breaches', values: people.map((p) => p.breached) },
-          ]}
+          figures={people}
         />
       ) : (
         <p className="muted">No ticket activity in this period.</p>
@@ -202,37 +172,47 @@ function ReportDetailView({ id }: { id: number }) {
       {r.deliveries.length === 0 ? (
         <p className="muted">Not sent to anyone (no REPORT_EMAILS or REPORT_WEBHOOK_URL).</p>
       ) : (
-        <TableRegion label="Report deliveries">
-          <table className="responsive">
-            <thead>
-              <tr>
-                <th scope="col">Channel</th>
-                <th scope="col">Recipient</th>
-                <th scope="col">Status</th>
-                <th scope="col">Delivered by</th>
-                <th scope="col">When</th>
-              </tr>
-            </thead>
-            <tbody>
-              {r.deliveries.map((d) => (
-                <tr key={`${d.channel}:${d.recipient}`}>
-                  <td data-label="Channel">{d.channel === 'email' ? 'Email' : 'Webhook'}</td>
-                  <td data-label="Recipient" className="break">
-                    {d.recipient}
-                  </td>
-                  <td data-label="Status">
-                    <DeliveryOutcome status={d.status} lastError={d.last_error} />
-                  </td>
-                  <td data-label="Delivered by" className="replica">
-                    {d.delivered_by ?? '—'}
-                  </td>
-                  <td data-label="When">{formatDateTime(d.delivered_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableRegion>
+        <DataTable<ReportDelivery>
+          label="Report deliveries"
+          rows={r.deliveries}
+          rowKey={(d) => `${d.channel}:${d.recipient}`}
+          columns={[
+            { header: 'Channel', cell: (d) => (d.channel === 'email' ? 'Email' : 'Webhook') },
+            { header: 'Recipient', className: 'break', cell: (d) => d.recipient },
+            {
+              header: 'Status',
+              cell: (d) => <DeliveryOutcome status={d.status} lastError={d.last_error} />,
+            },
+            { header: 'Delivered by', className: 'replica', cell: (d) => d.delivered_by ?? '—' },
+            { header: 'When', cell: (d) => formatDateTime(d.delivered_at) },
+          ]}
+        />
       )}
     </Section>
+  );
+}
+
+/** Tickets created and resolved, and SLA breaches, per period or per assignee, as bars. */
+function ActivityChart({
+  figures,
+  ...chart
+}: {
+  id: string;
+  title: string;
+  summary: string;
+  xName: string;
+  xLabels: string[];
+  figures: { created: number; resolved: number; breached: number }[];
+}) {
+  return (
+    <BarChart
+      {...chart}
+      yLabel="tickets / breaches"
+      series={[
+        { name: 'Tickets created', values: figures.map((f) => f.created) },
+        { name: 'Tickets resolved', values: figures.map((f) => f.resolved) },
+        { name: 'SLA breaches', values: figures.map((f) => f.breached) },
+      ]}
+    />
   );
 }

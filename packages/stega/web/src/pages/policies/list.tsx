@@ -1,7 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { PriorityBadge } from '../../components/badges.js';
-import { LoadState, TableRegion } from '../../components/layout.js';
+import { DataTable } from '../../components/data-table.js';
+import { LoadState } from '../../components/layout.js';
 import { calendarsQuery, policiesQuery, teamsQuery } from '../../data/queries.js';
 import { formatMinutes } from '../../format.js';
 import { useTitle } from '../../hooks/use-title.js';
@@ -39,48 +40,34 @@ export function PoliciesPage({ admin }: { admin: boolean }) {
         emptyText="No SLA policy yet."
       />
       {items.length > 0 ? (
-        <TableRegion label="SLA policies">
-          <table className="responsive">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Priority</th>
-                <th scope="col">Organisation</th>
-                <th scope="col">Team</th>
-                <th scope="col">First response</th>
-                <th scope="col">Resolution</th>
-                <th scope="col">Next reply</th>
-                <th scope="col">Calendar</th>
-                <th scope="col">Alerts</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((p) => (
-                <tr key={p.id}>
-                  <td data-label="Name">
-                    <Link to={`/policies/${p.id}`}>{p.name}</Link>
-                  </td>
-                  <td data-label="Priority">
-                    <PriorityBadge priority={p.priority} />
-                  </td>
-                  <td data-label="Organisation">{p.requester_org ?? 'Every organisation'}</td>
-                  <td data-label="Team">
-                    {p.team_id === null ? 'Every team' : teamName(p.team_id)}
-                  </td>
-                  <td data-label="First response">{formatMinutes(p.first_response_minutes)}</td>
-                  <td data-label="Resolution">{formatMinutes(p.resolution_minutes)}</td>
-                  <td data-label="Next reply">
-                    {p.next_reply_minutes === null ? '—' : formatMinutes(p.next_reply_minutes)}
-                  </td>
-                  <td data-label="Calendar">
-                    <Link to={`/calendars/${p.calendar_id}`}>{calendarName(p.calendar_id)}</Link>
-                  </td>
-                  <td data-label="Alerts">{channelSummary(p)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableRegion>
+        <DataTable<Policy>
+          label="SLA policies"
+          rows={items}
+          rowKey={(p) => p.id}
+          columns={[
+            { header: 'Name', cell: (p) => <Link to={`/policies/${p.id}`}>{p.name}</Link> },
+            { header: 'Priority', cell: (p) => <PriorityBadge priority={p.priority} /> },
+            { header: 'Organisation', cell: (p) => p.requester_org ?? 'Every organisation' },
+            {
+              header: 'Team',
+              cell: (p) => (p.team_id === null ? 'Every team' : teamName(p.team_id)),
+            },
+            { header: 'First response', cell: (p) => formatMinutes(p.first_response_minutes) },
+            { header: 'Resolution', cell: (p) => formatMinutes(p.resolution_minutes) },
+            {
+              header: 'Next reply',
+              cell: (p) =>
+                p.next_reply_minutes === null ? '—' : formatMinutes(p.next_reply_minutes),
+            },
+            {
+              header: 'Calendar',
+              cell: (p) => (
+                <Link to={`/calendars/${p.calendar_id}`}>{calendarName(p.calendar_id)}</Link>
+              ),
+            },
+            { header: 'Alerts', cell: channelSummary },
+          ]}
+        />
       ) : null}
     </div>
   );
