@@ -259,6 +259,7 @@ async function levelFire(
        returning id, agents
      )
      select f.id, f.agents,
+            -- Stega's own transactional write: the firing row and its event in one statement
             pgque.send($12::text, $13::text, jsonb_build_object(
               'version', ${EVENT_VERSION},
               'escalation_id', $1::bigint, 'breach_id', b.id, 'firing_id', f.id,
