@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { PAGERDUTY_EVENTS_URL } from './channels/pagerduty.js';
 import { parseAllowedNetworks, urlRefusal } from './channels/webhook-target.js';
 
 /**
@@ -51,6 +52,13 @@ export interface Config {
    * or multicast (WEBHOOK_ALLOWED_NETWORKS, comma-separated CIDRs; default none). Normalised CIDRs.
    */
   webhookAllowedNetworks: string[];
+  /**
+   * The PagerDuty Events API v2 URL every PagerDuty channel posts to (PAGERDUTY_EVENTS_URL,
+   * default https://events.pagerduty.com/v2/enqueue; e.g. https://events.eu.pagerduty.com/v2/enqueue
+   * for an EU account). Policies name only routing keys, never a host. Checked like a webhook
+   * URL: a private address needs WEBHOOK_ALLOWED_NETWORKS.
+   */
+  pagerDutyEventsUrl: string;
   /** How long a silent sla-breach-worker keeps its batch, seconds (SLA_DEAD_INTERVAL_SECONDS, default 120). */
   slaDeadIntervalSeconds: number;
   /**
@@ -245,6 +253,7 @@ const envSchema = z.object({
   REPORT_WEBHOOK_SECRET: z.string().optional(),
   WEBHOOK_TIMEOUT_MS: intFrom('WEBHOOK_TIMEOUT_MS', 100, 120_000, 5000),
   WEBHOOK_ALLOWED_NETWORKS: networks,
+  PAGERDUTY_EVENTS_URL: urlFrom('PAGERDUTY_EVENTS_URL', ['http:', 'https:']),
   SLA_DEAD_INTERVAL_SECONDS: intFrom('SLA_DEAD_INTERVAL_SECONDS', 1, 86_400, 120),
   SLA_DELIVERY_CONCURRENCY: intFrom('SLA_DELIVERY_CONCURRENCY', 1, 1000, 16),
   SLA_RETRY_TIME_SCALE: scale,
@@ -309,6 +318,12 @@ export function loadConfig(
     throw new ConfigError(
       `invalid configuration:\n  - REPORT_WEBHOOK_URL ${reportHookProblem.startsWith('must') ? reportHookProblem : `is refused: ${reportHookProblem}`}`,
     );
+  const pagerDutyEventsUrl = e.PAGERDUTY_EVENTS_URL ?? PAGERDUTY_EVENTS_URL;
+  const pagerDutyProblem = urlRefusal(new URL(pagerDutyEventsUrl), e.WEBHOOK_ALLOWED_NETWORKS);
+  if (pagerDutyProblem)
+    throw new ConfigError(
+      `invalid configuration:\n  - PAGERDUTY_EVENTS_URL ${pagerDutyProblem.startsWith('must') ? pagerDutyProblem : `is refused: ${pagerDutyProblem}`}`,
+    );
   return {
     port: e.PORT,
     host: e.HOST?.trim() || '0.0.0.0',
@@ -325,6 +340,7 @@ export function loadConfig(
     reportWebhookSecret: e.REPORT_WEBHOOK_SECRET || undefined,
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookAllowedNetworks: e.WEBHOOK_ALLOWED_NETWORKS,
+    pagerDutyEventsUrl,
     slaDeadIntervalSeconds: e.SLA_DEAD_INTERVAL_SECONDS,
     slaDeliveryConcurrency: e.SLA_DELIVERY_CONCURRENCY,
     slaRetryTimeScale: e.SLA_RETRY_TIME_SCALE,

@@ -29,7 +29,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
  * are computed at scrape time by metrics-scrape.ts, not here; so is nothing else.
  */
 
-export type AlertChannel = 'in_app' | 'email' | 'webhook';
+export type AlertChannel = 'in_app' | 'email' | 'webhook' | 'slack' | 'teams' | 'pagerduty';
 export type AlertType = 'breach' | 'warning' | 'escalation';
 export type ClockKind = 'first_response' | 'resolution' | 'next_reply';
 export type CircuitState = 'closed' | 'open' | 'half_open';

@@ -101,41 +101,80 @@ function agentFor(allowed: readonly string[]): Agent {
  * private network). Redirects are not followed. Error messages show the URL masked.
  */
 export async function postWebhook(request: WebhookRequest): Promise<void> {
-  const masked = maskWebhookUrl(request.url);
-  const allowed = request.allowedNetworks ?? [];
+  const body = JSON.stringify(request.body);
+  await postJson({
+    url: request.url,
+    what: 'webhook',
+    body,
+    headers: webhookHeaders(request, body, new Date()),
+    timeoutMs: request.timeoutMs,
+    allowedNetworks: request.allowedNetworks,
+  });
+}
+
+/** One outbound JSON POST of any channel (webhook, Slack, Teams, PagerDuty). */
+export interface JsonPost {
+  url: string;
+  /** The channel's name in error messages: `webhook`, `Slack webhook`, `PagerDuty`. */
+  what: string;
+  /** The exact bytes sent. */
+  body: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  allowedNetworks?: readonly string[] | undefined;
+}
+
+/** Longest part of an answer's body kept (in errors; services answer with short texts). */
+const ANSWER_BYTES = 2000;
+
+/**
+ * The shared transport: checks the target (as postWebhook describes), POSTs `body`, and
+ * returns the status and the start of the answer's body for a 2xx answer. Any other answer
+ * throws a WebhookError with the status and the answer's first line (Slack says what went
+ * wrong there: `invalid_payload`, `channel_is_archived`); network errors, time-outs and refused
+ * targets throw one without a status. The URL shows masked in every message.
+ */
+export async function postJson(post: JsonPost): Promise<{ status: number; text: string }> {
+  const masked = maskWebhookUrl(post.url);
+  const allowed = post.allowedNetworks ?? [];
   let url: URL;
   try {
-    url = new URL(request.url);
+    url = new URL(post.url);
   } catch {
-    throw new WebhookError(`webhook ${masked} refused: not a URL`, undefined);
+    throw new WebhookError(`${post.what} ${masked} refused: not a URL`, undefined);
   }
   const refusal = urlRefusal(url, allowed);
-  if (refusal) throw new WebhookError(`webhook ${masked} refused: ${refusal}`, undefined);
+  if (refusal) throw new WebhookError(`${post.what} ${masked} refused: ${refusal}`, undefined);
 
-  const body = JSON.stringify(request.body);
-  const signal = AbortSignal.timeout(request.timeoutMs);
+  const signal = AbortSignal.timeout(post.timeoutMs);
   let status: number;
+  let text: string;
   try {
     const response = await httpRequest(url, {
       method: 'POST',
-      headers: webhookHeaders(request, body, new Date()),
-      body,
+      headers: post.headers,
+      body: post.body,
       signal,
       dispatcher: agentFor(allowed),
     });
     status = response.statusCode;
-    await response.body.dump();
+    text = (await response.body.text()).slice(0, ANSWER_BYTES);
   } catch (error) {
     const reason = signal.aborted
-      ? `timed out after ${request.timeoutMs} ms`
+      ? `timed out after ${post.timeoutMs} ms`
       : (error as Error).name === 'WebhookTargetRefused'
         ? `refused: ${(error as Error).message}`
         : networkFailure(error);
-    throw new WebhookError(`webhook ${masked} failed: ${reason}`, undefined);
+    throw new WebhookError(`${post.what} ${masked} failed: ${reason}`, undefined);
   }
   if (status < 200 || status >= 300) {
-    throw new WebhookError(`webhook ${masked} answered ${status}`, status);
+    const said = text.trim().split('\n')[0]?.slice(0, 200);
+    throw new WebhookError(
+      `${post.what} ${masked} answered ${status}${said ? ` (${said})` : ''}`,
+      status,
+    );
   }
+  return { status, text };
 }
 
 /** What went wrong on the network, in words an operator reads ("connection refused"). */

@@ -1,4 +1,5 @@
 import type { Queryable } from '@stega/pgque';
+import type { ChannelType } from '../domain/alert-channels.js';
 
 /**
  * The alert delivery ledger (stega.alert_deliveries) as the sla-breach-workers write it:
@@ -12,7 +13,7 @@ import type { Queryable } from '@stega/pgque';
 
 /** `escalation`: a fired level of an escalation chain (alert_id: its stega.escalation_firings row). */
 export type AlertType = 'breach' | 'warning' | 'escalation';
-export type AlertChannel = 'in_app' | 'email' | 'webhook';
+export type AlertChannel = ChannelType;
 /** Delivery states; `failed` is the state of rows older than this ledger's retries. */
 export type LedgerStatus =
   | 'pending'
@@ -73,7 +74,7 @@ export interface ClaimedDelivery {
   alert_id: number;
   ticket_id: number;
   /** `in_app` only for a new in-app row recorded delivered by `alertLedgerRecord`: nothing to send. */
-  channel: 'in_app' | 'email' | 'webhook';
+  channel: AlertChannel;
   recipient: string;
   fallback: boolean;
   endpoint: string | null;
@@ -109,6 +110,9 @@ function claimedOf(row: Record<string, unknown>, probe = false): ClaimedDelivery
     probe,
   };
 }
+
+/** Not a PagerDuty acknowledge/resolve: those follow an alert, they are not one of its primaries. */
+const NOT_FOLLOW_UP = `(p.channel <> 'pagerduty' or p.recipient like 'trigger:%')`;
 
 /** Rows a claim may take: not final, due (a lapsed lease counts), not behind an open circuit. */
 const claimable = (d: string) => `${d}.status in ('pending', 'sending', 'retrying', 'failed')
@@ -253,7 +257,8 @@ export async function alertLedgerClaimDue(
       where f.status = 'scheduled' and f.next_attempt_at <= now()
         and not exists (select 1 from stega.alert_deliveries p
                          where p.alert_type = f.alert_type and p.alert_id = f.alert_id
-                           and not p.fallback and p.channel <> 'in_app' and p.status <> 'delivered')`,
+                           and not p.fallback and p.channel <> 'in_app' and p.status <> 'delivered'
+                           and ${NOT_FOLLOW_UP})`,
   );
   const probes = await db.query(
     `update stega.delivery_endpoints
@@ -298,7 +303,7 @@ export async function alertLedgerClaimDue(
                       and exists (select 1 from stega.alert_deliveries p
                                    where p.alert_type = d.alert_type and p.alert_id = d.alert_id
                                      and not p.fallback and p.channel <> 'in_app'
-                                     and p.status <> 'delivered')))
+                                     and p.status <> 'delivered' and ${NOT_FOLLOW_UP})))
            order by d.next_attempt_at
            limit $3
            for update of d skip locked)
@@ -314,7 +319,8 @@ export async function alertLedgerClaimDue(
 export interface DeliveryOutcome {
   id: number;
   claim_token: string;
-  status: 'delivered' | 'retrying' | 'failed_permanent';
+  /** `cancelled`: nothing left to send (a PagerDuty follow-up whose trigger never arrived). */
+  status: 'delivered' | 'retrying' | 'failed_permanent' | 'cancelled';
   /** For `retrying`: seconds until the next attempt. */
   wait_seconds: number;
   last_error: string | null;

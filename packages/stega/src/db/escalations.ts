@@ -144,7 +144,9 @@ const CANCEL_OUTSTANDING = `
    where d.alert_type = 'escalation'
      and d.alert_id in (select f.id from stega.escalation_firings f
                          where f.escalation_id = any ($1::bigint[]))
-     and d.status in ('pending', 'retrying', 'failed', 'scheduled')`;
+     and d.status in ('pending', 'retrying', 'failed', 'scheduled')
+     -- a PagerDuty acknowledge/resolve of a level's page is not the level's: it still goes
+     and (d.channel <> 'pagerduty' or d.recipient like 'trigger:%')`;
 const ENDED = 'the breach ended before delivery';
 
 /**

@@ -5,27 +5,104 @@ const emailList = z
   .max(50)
   .default([]);
 
-const webhookList = z
-  .array(
-    z.strictObject({
-      url: z
-        .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
-        .max(2000)
-        .describe(
-          'http(s) URL of a public address (private, loopback, link-local, unique-local and multicast targets are refused unless in WEBHOOK_ALLOWED_NETWORKS); no credentials',
-        ),
-      secret: z
-        .string()
-        .min(16, { error: 'must be at least 16 characters' })
-        .max(500)
-        .optional()
-        .describe(
-          'signing secret: `whsec_<base64>` is used as that Standard Webhooks key, any other string is its UTF-8 bytes (the receiver uses `whsec_` + base64 of it)',
-        ),
-    }),
-  )
-  .max(10)
-  .default([]);
+/** A generic webhook: Stega's own JSON event, signed the Standard Webhooks way when a secret is set. */
+export const webhookChannelSchema = z.strictObject({
+  url: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .max(2000)
+    .describe(
+      'http(s) URL of a public address (private, loopback, link-local, unique-local and multicast targets are refused unless in WEBHOOK_ALLOWED_NETWORKS); no credentials',
+    ),
+  secret: z
+    .string()
+    .min(16, { error: 'must be at least 16 characters' })
+    .max(500)
+    .optional()
+    .describe(
+      'signing secret: `whsec_<base64>` is used as that Standard Webhooks key, any other string is its UTF-8 bytes (the receiver uses `whsec_` + base64 of it)',
+    ),
+});
+
+const webhookList = z.array(webhookChannelSchema).max(10).default([]);
+
+/**
+ * The kinds of channel an alert (or an escalation level) can go to, in one place: the
+ * ledger's `channel` column, the API's delivery states and the escalation targets use these.
+ */
+export const CHANNEL_TYPES = ['in_app', 'email', 'webhook', 'slack', 'teams', 'pagerduty'] as const;
+export type ChannelType = (typeof CHANNEL_TYPES)[number];
+/** The channels that call a remote service (what the ledger claims, retries and circuits). */
+export const REMOTE_CHANNEL_TYPES = ['email', 'webhook', 'slack', 'teams', 'pagerduty'] as const;
+
+const label = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .optional()
+  .describe('a name people recognise the channel by (e.g. `#support-escalations`); shown unmasked');
+
+const chatWebhookUrl = (service: string) =>
+  z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .max(2000)
+    .describe(
+      `the ${service} webhook URL (it is the secret: shown in full to admins only, masked elsewhere and in logs); private targets are refused unless in WEBHOOK_ALLOWED_NETWORKS`,
+    );
+
+/** A Slack incoming webhook (https://hooks.slack.com/services/…): a Block Kit message per alert. */
+export const slackChannelSchema = z.strictObject({
+  url: chatWebhookUrl('Slack incoming'),
+  label,
+});
+
+/**
+ * A Microsoft Teams workflow webhook (the "When a Teams webhook request is received" trigger,
+ * e.g. the "Send webhook alerts to a channel" template): an Adaptive Card per alert.
+ */
+export const teamsChannelSchema = z.strictObject({
+  url: chatWebhookUrl('Teams workflow'),
+  label,
+});
+
+/** PagerDuty's documented routing key: the 32-character integration key of an Events API v2 integration. */
+const routingKey = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9]{32}$/, {
+    error: 'must be the 32-character integration key of a PagerDuty Events API v2 integration',
+  })
+  .describe(
+    'the integration (routing) key of an Events API v2 integration: a secret, shown in full to admins only',
+  );
+
+/**
+ * A PagerDuty service through the Events API v2: `trigger` per alert (dedup_key from the
+ * alert), `acknowledge` when Stega records an acknowledgement, `resolve` when the SLA is met
+ * or the ticket resolved.
+ */
+export const pagerDutyChannelSchema = z.strictObject({
+  routing_key: routingKey,
+  label,
+  /** Severity of a breach's incident (default critical); warnings are always `warning`. */
+  breach_severity: z.enum(['critical', 'error', 'warning', 'info']).default('critical'),
+});
+
+const slackList = z.array(slackChannelSchema).max(10).default([]);
+const teamsList = z.array(teamsChannelSchema).max(10).default([]);
+const pagerDutyList = z.array(pagerDutyChannelSchema).max(10).default([]);
+
+/**
+ * One named channel target, as escalation levels (and anything else naming a single
+ * destination) write it: `{type: 'slack', url}`, `{type: 'pagerduty', routing_key}`, …
+ */
+export const channelTargetSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('webhook'), ...webhookChannelSchema.shape }),
+  z.strictObject({ type: z.literal('slack'), ...slackChannelSchema.shape }),
+  z.strictObject({ type: z.literal('teams'), ...teamsChannelSchema.shape }),
+  z.strictObject({ type: z.literal('pagerduty'), ...pagerDutyChannelSchema.shape }),
+]);
+export type ChannelTarget = z.output<typeof channelTargetSchema>;
 
 /** Default delays between delivery attempts, seconds: fast at first, then every 5 minutes. */
 export const DEFAULT_RETRY_DELAYS_SECONDS = [1, 2, 5, 15, 30, 60, 120, 300];
@@ -88,6 +165,12 @@ export const alertChannelsSchema = z.strictObject({
    * schema stays as it was so stored policies keep parsing.
    */
   webhooks: webhookList,
+  /** Slack incoming webhooks (added in issue 14). */
+  slack: slackList,
+  /** Microsoft Teams workflow webhooks (added in issue 14). */
+  teams: teamsList,
+  /** PagerDuty Events API v2 services (added in issue 14). */
+  pagerduty: pagerDutyList,
   /** Retry schedule of the policy's deliveries (added in issue 12; absent: the defaults). */
   retry: retryPolicySchema.optional(),
   /** Fallback channels and their deadline (added in issue 12; absent: none). */
@@ -98,9 +181,25 @@ export const alertChannelsSchema = z.strictObject({
  * The channels of a PATCH: as above, but `retry` and `fallback` may be null (remove them).
  * When a PATCH leaves either out, the policy keeps the one it has (services/policies.ts), so a
  * client that does not know them (an older one, the web form before it edited them) does not
- * drop them by replacing the channels.
+ * drop them by replacing the channels. The same holds for `slack`, `teams` and `pagerduty`
+ * (added in issue 14): absent keeps them, `[]` removes them.
  */
 export const alertChannelsPatchSchema = alertChannelsSchema.extend({
+  slack: z
+    .array(slackChannelSchema)
+    .max(10)
+    .optional()
+    .describe('absent: keep the policy’s Slack webhooks; [] removes them'),
+  teams: z
+    .array(teamsChannelSchema)
+    .max(10)
+    .optional()
+    .describe('absent: keep the policy’s Teams webhooks; [] removes them'),
+  pagerduty: z
+    .array(pagerDutyChannelSchema)
+    .max(10)
+    .optional()
+    .describe('absent: keep the policy’s PagerDuty services; [] removes them'),
   retry: retryPolicySchema
     .nullable()
     .optional()
@@ -130,4 +229,9 @@ export function maskWebhookUrl(raw: string): string {
   } catch {
     return `…${raw.slice(-4)}`;
   }
+}
+
+/** A PagerDuty routing key as a non-admin may see it and as logs print it: `…` and its last 4. */
+export function maskRoutingKey(key: string): string {
+  return `…${key.slice(-4)}`;
 }

@@ -6,9 +6,18 @@ export {
   type AlertChannelsPatch,
   alertChannelsPatchSchema,
   alertChannelsSchema,
+  CHANNEL_TYPES,
+  type ChannelTarget,
+  type ChannelType,
+  channelTargetSchema,
   DEFAULT_GIVE_UP_AFTER_HOURS,
   DEFAULT_RETRY_DELAYS_SECONDS,
+  maskRoutingKey,
   maskWebhookUrl,
+  pagerDutyChannelSchema,
+  REMOTE_CHANNEL_TYPES,
+  slackChannelSchema,
+  teamsChannelSchema,
 } from './alert-channels.js';
 export { addBusinessMinutes, businessMinutesBetween, isBusinessTime } from './business-time.js';
 export {

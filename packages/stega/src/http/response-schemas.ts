@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PRIORITIES, TICKET_STATUSES, WEEKDAYS } from '../domain/index.js';
+import { CHANNEL_TYPES, PRIORITIES, TICKET_STATUSES, WEEKDAYS } from '../domain/index.js';
 import { nullableDate } from './schemas.js';
 
 /** Response bodies. Only the keys listed here reach the client (others are stripped). */
@@ -8,12 +8,12 @@ const id = z.number().int();
 const priority = z.enum(PRIORITIES);
 const status = z.enum(TICKET_STATUSES);
 const clockKind = z.enum(['first_response', 'resolution', 'next_reply']);
-const channel = z.enum(['in_app', 'email', 'webhook']);
-/** A delivery's recipient: `agent:<id>` / `team`, an email address, or a webhook URL. */
+const channel = z.enum(CHANNEL_TYPES);
+/** A delivery's recipient: `agent:<id>` / `team`, an email address, a URL, a PagerDuty event. */
 const recipientOut = z
   .string()
   .describe(
-    'agent:<id> or team (in-app), an email address, or a webhook URL: in full for admin tokens, masked (scheme, host, last 4 characters) for others',
+    'agent:<id> or team (in-app), an email address, or a webhook, Slack or Teams URL: in full for admin tokens, masked (scheme, host, last 4 characters) for others; PagerDuty: `<trigger|acknowledge|resolve>:…<last 4 of the routing key>:<digest>` (never the key)',
   );
 const clockState = z.enum(['running', 'paused', 'stopped']);
 const deliveryStatus = z.enum(['pending', 'delivered', 'failed']);
@@ -325,6 +325,28 @@ export const policyOut = z.object({
             'in full for admin tokens; masked (scheme, host, last 4 characters) for others',
           ),
         has_secret: z.boolean(),
+      }),
+    ),
+    /** Added in issue 14: chat and on-call channels. */
+    slack: z.array(
+      z.object({
+        url: z.string().describe('in full for admin tokens; masked for others'),
+        label: z.string().optional(),
+      }),
+    ),
+    teams: z.array(
+      z.object({
+        url: z.string().describe('in full for admin tokens; masked for others'),
+        label: z.string().optional(),
+      }),
+    ),
+    pagerduty: z.array(
+      z.object({
+        routing_key: z
+          .string()
+          .describe('in full for admin tokens; `…` and the last 4 characters for others'),
+        label: z.string().optional(),
+        breach_severity: z.enum(['critical', 'error', 'warning', 'info']),
       }),
     ),
     /** Added in issue 12: the policy's retry schedule, when it sets one. */

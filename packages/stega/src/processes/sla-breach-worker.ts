@@ -2,7 +2,14 @@ import { CoopConsumer } from '@stega/pgque';
 import type pg from 'pg';
 import type { Config } from '../config.js';
 import { NOTIFICATIONS_QUEUE, SLA_GROUP } from '../db/migrate.js';
-import { EVENT_TYPES, slaBreachedEvent, slaEscalatedEvent, slaWarningEvent } from '../events.js';
+import { pagerDutyAcknowledgeRecord } from '../db/pagerduty-events.js';
+import {
+  EVENT_TYPES,
+  slaAcknowledgedEvent,
+  slaBreachedEvent,
+  slaEscalatedEvent,
+  slaWarningEvent,
+} from '../events.js';
 import type { Logger } from '../log.js';
 import { ackLinksOpen } from '../services/acknowledge-links.js';
 import { AlertDelivery } from '../workers/alert-delivery.js';
@@ -43,6 +50,7 @@ export async function startSlaBreachWorker(
     emailEndpoint: emailEndpointOf(config.smtpUrl),
     webhookTimeoutMs: config.webhookTimeoutMs,
     webhookAllowedNetworks: config.webhookAllowedNetworks,
+    pagerDutyEventsUrl: config.pagerDutyEventsUrl,
     publicUrl: resources.publicUrl,
     timeZone: config.timeZone,
     deliveredBy: config.subconsumerName,
@@ -81,7 +89,15 @@ export async function startSlaBreachWorker(
         { type: 'escalation', payload: event.payload },
         { batchId: event.batchId, eventId: event.id },
       ),
-    );
+    )
+    // mirrored to PagerDuty: the breach's pages get an `acknowledge` (the retry loop sends it)
+    .handle(EVENT_TYPES.slaAcknowledged, slaAcknowledgedEvent, async (event) => {
+      await pagerDutyAcknowledgeRecord(pool, {
+        breachId: event.payload.breach_id,
+        by: event.payload.acknowledged_by.name,
+        at: new Date(event.payload.acknowledged_at),
+      });
+    });
   await consumer.start();
   const retrier = startDeliveryRetrier({
     pool,

@@ -1,5 +1,4 @@
 import type { Queryable } from '@stega/pgque';
-import { webhookUrlRefusal } from '../channels/webhook-target.js';
 import { activityInsert } from '../db/activity.js';
 import { agentFindByEmail, agentGet } from '../db/agents.js';
 import {
@@ -30,7 +29,7 @@ import {
   toAppError,
   ValidationError,
 } from './errors.js';
-import { policyView } from './policies.js';
+import { channelUrlIssues, policyView } from './policies.js';
 
 /**
  * Escalation policies (CRUD) and escalation chains (reading, acknowledging). The chains
@@ -107,12 +106,10 @@ export async function requireEscalationPolicy(tx: Queryable, id: number): Promis
 async function requireSafeLevels(ctx: ServiceContext, levels: EscalationLevel[]): Promise<void> {
   const issues: Issue[] = [];
   for (const [i, level] of levels.entries()) {
-    for (const [j, hook] of (level.targets.channels.webhooks ?? []).entries()) {
-      const refusal = await webhookUrlRefusal(hook.url, ctx.webhookAllowedNetworks ?? []);
-      if (refusal) {
-        issues.push({ path: `levels[${i}].targets.channels.webhooks[${j}].url`, message: refusal });
-      }
-    }
+    // webhooks, Slack and Teams URLs, as an SLA policy's
+    issues.push(
+      ...(await channelUrlIssues(ctx, level.targets.channels, `levels[${i}].targets.channels`)),
+    );
   }
   if (issues.length > 0) throw new ValidationError(issues);
 }

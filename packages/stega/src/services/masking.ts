@@ -10,13 +10,17 @@ export function seesWebhookUrls(viewer: Actor | undefined): boolean {
   return viewer?.role === 'admin';
 }
 
-/** A delivery's recipient as `viewer` may see it (webhook URLs masked for non-admins). */
+/** A delivery's recipient as `viewer` may see it (webhook, Slack, Teams URLs masked for non-admins). */
 export function recipientFor(
   channel: string,
   recipient: string,
   viewer: Actor | undefined,
 ): string {
-  return channel === 'webhook' && !seesWebhookUrls(viewer) ? maskWebhookUrl(recipient) : recipient;
+  // Slack and Teams URLs are their secret; PagerDuty recipients never hold the key (…last 4)
+  return (channel === 'webhook' || channel === 'slack' || channel === 'teams') &&
+    !seesWebhookUrls(viewer)
+    ? maskWebhookUrl(recipient)
+    : recipient;
 }
 
 /** An error text as `viewer` may see it: every http(s) URL in it masked for non-admins. */

@@ -16,7 +16,12 @@ import {
 } from '../db/policies.js';
 import { inTransaction } from '../db/pool.js';
 import { slaDeadlineArmNext } from '../db/sla-deadline.js';
-import { type AlertChannelsPatch, maskWebhookUrl, type Priority } from '../domain/index.js';
+import {
+  type AlertChannelsPatch,
+  maskRoutingKey,
+  maskWebhookUrl,
+  type Priority,
+} from '../domain/index.js';
 import type { Actor, ServiceContext } from './context.js';
 import { ConflictError, type Issue, NotFoundError, toAppError, ValidationError } from './errors.js';
 import { requireEscalationPolicy } from './escalations.js';
@@ -24,7 +29,8 @@ import { requireTeam } from './teams.js';
 
 /**
  * A policy as the API shows it: webhook secrets are never returned, only whether one is set;
- * webhook URLs are shown in full to admins only, masked (maskWebhookUrl) to everyone else.
+ * webhook, Slack and Teams URLs and PagerDuty routing keys are shown in full to admins only,
+ * masked (maskWebhookUrl, maskRoutingKey) to everyone else.
  */
 export interface PolicyView extends Omit<PolicyRow, 'alert_channels'> {
   alert_channels: {
@@ -32,6 +38,13 @@ export interface PolicyView extends Omit<PolicyRow, 'alert_channels'> {
     email: string[];
     email_assignee: boolean;
     webhooks: { url: string; has_secret: boolean }[];
+    slack: { url: string; label?: string }[];
+    teams: { url: string; label?: string }[];
+    pagerduty: {
+      routing_key: string;
+      label?: string;
+      breach_severity: 'critical' | 'error' | 'warning' | 'info';
+    }[];
     retry?: { delays_seconds?: number[]; give_up_after_hours?: number };
     fallback?: {
       after_minutes: number;
@@ -44,7 +57,9 @@ export interface PolicyView extends Omit<PolicyRow, 'alert_channels'> {
 }
 
 export function policyView(row: PolicyRow, viewer?: Actor): PolicyView {
-  const url = (raw: string) => (viewer?.role === 'admin' ? raw : maskWebhookUrl(raw));
+  const admin = viewer?.role === 'admin';
+  const url = (raw: string) => (admin ? raw : maskWebhookUrl(raw));
+  const labelled = (l: string | undefined) => (l ? { label: l } : {});
   return {
     ...row,
     alert_channels: {
@@ -54,6 +69,19 @@ export function policyView(row: PolicyRow, viewer?: Actor): PolicyView {
       webhooks: (row.alert_channels.webhooks ?? []).map((w) => ({
         url: url(w.url),
         has_secret: Boolean(w.secret),
+      })),
+      slack: (row.alert_channels.slack ?? []).map((c) => ({
+        url: url(c.url),
+        ...labelled(c.label),
+      })),
+      teams: (row.alert_channels.teams ?? []).map((c) => ({
+        url: url(c.url),
+        ...labelled(c.label),
+      })),
+      pagerduty: (row.alert_channels.pagerduty ?? []).map((c) => ({
+        routing_key: admin ? c.routing_key : maskRoutingKey(c.routing_key),
+        ...labelled(c.label),
+        breach_severity: c.breach_severity ?? 'critical',
       })),
       ...(row.alert_channels.retry ? { retry: row.alert_channels.retry } : {}),
       ...(row.alert_channels.fallback
@@ -120,11 +148,17 @@ const DEFAULT_CHANNELS: AlertChannels = { in_app: true };
  * where it sets them to null.
  */
 function patchedChannels(current: AlertChannels, patch: AlertChannelsPatch): AlertChannels {
-  const { retry, fallback, ...rest } = patch;
+  const { retry, fallback, slack, teams, pagerduty, ...rest } = patch;
   const keptRetry = retry === undefined ? current.retry : (retry ?? undefined);
   const keptFallback = fallback === undefined ? current.fallback : (fallback ?? undefined);
+  const keptSlack = slack ?? current.slack;
+  const keptTeams = teams ?? current.teams;
+  const keptPagerDuty = pagerduty ?? current.pagerduty;
   return {
     ...rest,
+    ...(keptSlack ? { slack: keptSlack } : {}),
+    ...(keptTeams ? { teams: keptTeams } : {}),
+    ...(keptPagerDuty ? { pagerduty: keptPagerDuty } : {}),
     ...(keptRetry ? { retry: keptRetry } : {}),
     ...(keptFallback ? { fallback: keptFallback } : {}),
   };
@@ -150,24 +184,36 @@ export async function getPolicy(
  * with credentials, and hosts that are or resolve to loopback, private, link-local,
  * unique-local or multicast addresses outside ctx.webhookAllowedNetworks. Resolves names, so
  * it runs before any transaction is opened. The worker checks again at send time.
- * @throws ValidationError naming `alert_channels.webhooks[i].url` or `alert_channels.fallback.webhooks[i].url`
+ * @throws ValidationError naming `alert_channels.webhooks[i].url` (`.slack[i].url`, `.teams[i].url`, `.fallback.webhooks[i].url`)
  */
 async function requireSafeWebhooks(
   ctx: ServiceContext,
   channels: AlertChannels | undefined,
 ): Promise<void> {
-  const issues: Issue[] = [];
-  for (const [i, hook] of (channels?.webhooks ?? []).entries()) {
-    const refusal = await webhookUrlRefusal(hook.url, ctx.webhookAllowedNetworks ?? []);
-    if (refusal) issues.push({ path: `alert_channels.webhooks[${i}].url`, message: refusal });
-  }
-  for (const [i, hook] of (channels?.fallback?.webhooks ?? []).entries()) {
-    const refusal = await webhookUrlRefusal(hook.url, ctx.webhookAllowedNetworks ?? []);
-    if (refusal) {
-      issues.push({ path: `alert_channels.fallback.webhooks[${i}].url`, message: refusal });
-    }
+  const issues = await channelUrlIssues(ctx, channels, 'alert_channels');
+  if (channels?.fallback) {
+    issues.push(...(await channelUrlIssues(ctx, channels.fallback, 'alert_channels.fallback')));
   }
   if (issues.length > 0) throw new ValidationError(issues);
+}
+
+/**
+ * The outbound URLs of a set of channels (webhooks, Slack, Teams) that may not be reached,
+ * each an issue at `<prefix>.<type>[i].url`. Escalation levels check theirs with it too.
+ */
+export async function channelUrlIssues(
+  ctx: ServiceContext,
+  channels: { webhooks?: { url: string }[]; slack?: { url: string }[]; teams?: { url: string }[] } | undefined,
+  prefix: string,
+): Promise<Issue[]> {
+  const issues: Issue[] = [];
+  for (const type of ['webhooks', 'slack', 'teams'] as const) {
+    for (const [i, hook] of (channels?.[type] ?? []).entries()) {
+      const refusal = await webhookUrlRefusal(hook.url, ctx.webhookAllowedNetworks ?? []);
+      if (refusal) issues.push({ path: `${prefix}.${type}[${i}].url`, message: refusal });
+    }
+  }
+  return issues;
 }
 
 /**

@@ -1,7 +1,18 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { alertFacts } from '../channels/alert-facts.js';
 import { alertEmailText, alertInAppText, clockWords } from '../channels/alert-text.js';
 import type { EmailSender } from '../channels/email.js';
+import {
+  PAGERDUTY_EVENTS_URL,
+  type PagerDutySeverity,
+  pagerDutyActionOf,
+  pagerDutyEvent,
+  pagerDutyRecipient,
+  postPagerDuty,
+} from '../channels/pagerduty.js';
+import { postSlack, slackMessage } from '../channels/slack.js';
+import { postTeams, teamsMessage } from '../channels/teams.js';
 import { postWebhook, WebhookError } from '../channels/webhook.js';
 import { agentZonesByEmail, agentZonesById } from '../db/agents.js';
 import {
@@ -15,6 +26,7 @@ import {
   type PlannedDelivery,
 } from '../db/alert-ledger.js';
 import { type AlertTargets, alertTargetsLoadMany, inAppRecipientsOf } from '../db/alert-targets.js';
+import { breachHasEscalation, pagerDutyTriggerStatus } from '../db/pagerduty-events.js';
 import {
   DEFAULT_GIVE_UP_AFTER_HOURS,
   DEFAULT_RETRY_DELAYS_SECONDS,
@@ -49,6 +61,18 @@ export interface AlertDeliveryDeps {
   webhookAllowedNetworks?: readonly string[];
   /** Base URL of the web UI, for links in messages. */
   publicUrl: string;
+  /** The PagerDuty Events API v2 URL (config.pagerDutyEventsUrl; default PAGERDUTY_EVENTS_URL). */
+  pagerDutyEventsUrl?: string;
+  /**
+   * Overrides the acknowledge link of an alert for the Slack and Teams buttons and PagerDuty's
+   * links (tests). Absent: a breach with an escalation chain, and each of its escalation
+   * levels, get ackLinks' signed link (recipient `chat:<channel>`); warnings get none.
+   */
+  acknowledgeUrl?: (alert: {
+    type: 'breach' | 'warning' | 'escalation';
+    id: number;
+    ticketId: number;
+  }) => string | undefined;
   /**
    * Zone of readers with none of their own (config.timeZone, STEGA_TIME_ZONE; default UTC):
    * emails and in-app alerts state times in the recipient agent's zone, else this one.
@@ -110,6 +134,10 @@ function classify(
   error: unknown,
 ): { permanent: boolean; endpointFailed: boolean; reason: string } {
   const message = String((error as Error)?.message ?? error).slice(0, 1000);
+  if (error instanceof FollowUpWaiting) {
+    // nothing was called: the endpoint is not to blame
+    return { permanent: false, endpointFailed: false, reason: message };
+  }
   if (error instanceof WebhookError && error.status === undefined && / refused: /.test(message)) {
     // the SSRF guard: a private target stays refused until WEBHOOK_ALLOWED_NETWORKS changes
     return { permanent: true, endpointFailed: false, reason: message };
@@ -127,6 +155,37 @@ function classify(
     return { permanent: true, endpointFailed: false, reason: message };
   }
   return { permanent: false, endpointFailed: true, reason: message };
+}
+
+/** A PagerDuty acknowledge/resolve waits until its alert's trigger has been delivered. */
+class FollowUpWaiting extends Error {
+  override name = 'FollowUpWaiting';
+}
+
+/** A PagerDuty acknowledge/resolve whose trigger never reached PagerDuty: nothing to follow up. */
+class FollowUpMoot extends Error {
+  override name = 'FollowUpMoot';
+}
+
+/** The PagerDuty severity a delivery row was planned with (kept in its payload). */
+function severityOf(row: ClaimedDelivery): PagerDutySeverity {
+  const severity = (row.payload as { pagerduty?: { severity?: string } })?.pagerduty?.severity;
+  return severity === 'critical' || severity === 'error' || severity === 'info'
+    ? severity
+    : severity === 'warning'
+      ? 'warning'
+      : row.alert_type === 'breach'
+        ? 'critical'
+        : 'warning';
+}
+
+/** How a delivery's recipient shows in logs: URLs masked, PagerDuty recipients are masked already. */
+function logRecipient(row: ClaimedDelivery): string | null {
+  return row.channel === 'webhook' || row.channel === 'slack' || row.channel === 'teams'
+    ? maskWebhookUrl(row.recipient)
+    : row.channel === 'pagerduty'
+      ? row.recipient
+      : row.endpoint;
 }
 
 function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
@@ -161,7 +220,10 @@ export class AlertDelivery {
   private readonly records: Coalescer<RecordRequest, ClaimedDelivery[]>;
   private readonly outcomes: Coalescer<DeliveryOutcome, CircuitChanges>;
 
+  private readonly pagerDutyUrl: string;
+
   constructor(private readonly deps: AlertDeliveryDeps) {
+    this.pagerDutyUrl = deps.pagerDutyEventsUrl ?? PAGERDUTY_EVENTS_URL;
     this.emailTimeoutMs = Math.max(10_000, 2 * deps.webhookTimeoutMs);
     this.leaseSeconds = (Math.max(this.emailTimeoutMs, deps.webhookTimeoutMs) + 10_000) / 1000;
     this.targets = new Coalescer(async (ids) => {
@@ -343,6 +405,41 @@ export class AlertDelivery {
       }
     };
     external(channels, null);
+    const primary = {
+      ...base,
+      fallback: false,
+      status: 'sending' as const,
+      wait_seconds: 0,
+    };
+    for (const hook of channels.slack ?? []) {
+      planned.push({
+        ...primary,
+        channel: 'slack',
+        recipient: hook.url,
+        endpoint: hook.url,
+        secret: null,
+      });
+    }
+    for (const hook of channels.teams ?? []) {
+      planned.push({
+        ...primary,
+        channel: 'teams',
+        recipient: hook.url,
+        endpoint: hook.url,
+        secret: null,
+      });
+    }
+    for (const service of channels.pagerduty ?? []) {
+      const severity = alert.type === 'warning' ? 'warning' : service.breach_severity;
+      planned.push({
+        ...primary,
+        channel: 'pagerduty',
+        recipient: pagerDutyRecipient('trigger', service.routing_key),
+        endpoint: this.pagerDutyUrl,
+        secret: service.routing_key,
+        payload: { ...alert.payload, pagerduty: { severity } },
+      });
+    }
     if (channels.fallback) {
       external(channels.fallback, { wait_seconds: channels.fallback.after_minutes * 60 * scale });
     }
@@ -376,6 +473,25 @@ export class AlertDelivery {
         endpoint_result: 'ok',
       };
     } catch (error) {
+      if (error instanceof FollowUpMoot) {
+        try {
+          await this.outcomes.submit({
+            id: row.id,
+            claim_token: row.claim_token,
+            status: 'cancelled',
+            wait_seconds: 0,
+            last_error: `cancelled: ${error.message}`,
+            endpoint: row.endpoint,
+            endpoint_result: null,
+          });
+        } catch (recordError) {
+          this.deps.logger?.error(
+            { err: recordError, deliveryId: row.id },
+            'recording a delivery outcome failed; the delivery will be tried again after its lease',
+          );
+        }
+        return;
+      }
       const { permanent, endpointFailed, reason } = classify(row, error);
       countDeliveryFailure({ channel: row.channel, reason: failureReason(error) });
       const delays = row.retry_delays?.length
@@ -402,7 +518,7 @@ export class AlertDelivery {
         {
           channel: row.channel,
           alert: `${row.alert_type}-${row.alert_id}`,
-          endpoint: row.channel === 'webhook' ? maskWebhookUrl(row.recipient) : row.endpoint,
+          endpoint: logRecipient(row),
           attempts: row.attempts,
           status: outcome.status,
           retryInSeconds: outcome.status === 'retrying' ? Math.round(wait * 10) / 10 : undefined,
@@ -452,6 +568,10 @@ export class AlertDelivery {
       );
       return;
     }
+    if (row.channel === 'slack' || row.channel === 'teams' || row.channel === 'pagerduty') {
+      await this.sendToService(row, alert, alertId);
+      return;
+    }
     const type =
       alert.type === 'breach'
         ? EVENT_TYPES.slaBreached
@@ -478,5 +598,83 @@ export class AlertDelivery {
       timeoutMs: this.deps.webhookTimeoutMs,
       allowedNetworks: this.deps.webhookAllowedNetworks,
     });
+  }
+
+  /** The acknowledge link a Slack/Teams button or a PagerDuty link opens, if the alert has one. */
+  private async chatAcknowledgeUrl(
+    row: ClaimedDelivery,
+    alert: AlertEvent,
+    alertId: number,
+  ): Promise<string | undefined> {
+    if (this.deps.acknowledgeUrl) {
+      return this.deps.acknowledgeUrl({ type: alert.type, id: alertId, ticketId: row.ticket_id });
+    }
+    const links = this.deps.ackLinks;
+    if (!links || alert.type === 'warning') return undefined;
+    // a breach is acknowledged through its escalation chain: no chain, nothing to acknowledge
+    if (alert.type === 'breach' && !(await breachHasEscalation(this.deps.pool, alertId))) {
+      return undefined;
+    }
+    return links.urlFor(alert.payload, `chat:${row.channel}`);
+  }
+
+  /** Slack, Teams and PagerDuty: the service's own format, to the row's URL or routing key. */
+  private async sendToService(row: ClaimedDelivery, alert: AlertEvent, alertId: number) {
+    const facts = alertFacts(alert, {
+      publicUrl: this.deps.publicUrl,
+      now: new Date(),
+      acknowledgeUrl: await this.chatAcknowledgeUrl(row, alert, alertId),
+    });
+    const common = {
+      timeoutMs: this.deps.webhookTimeoutMs,
+      allowedNetworks: this.deps.webhookAllowedNetworks,
+    };
+    if (row.channel === 'slack') {
+      await postSlack({ url: row.recipient, message: slackMessage(facts), ...common });
+      return;
+    }
+    if (row.channel === 'teams') {
+      await postTeams({ url: row.recipient, message: teamsMessage(facts), ...common });
+      return;
+    }
+    const routingKey = row.secret;
+    if (!routingKey)
+      throw Object.assign(new Error('PagerDuty routing key missing'), { permanent: true });
+    const action = pagerDutyActionOf(row.recipient);
+    if (action !== 'trigger') {
+      const trigger = await pagerDutyTriggerStatus(this.deps.pool, row);
+      if (trigger === 'failed_permanent' || trigger === 'cancelled' || trigger === null) {
+        throw new FollowUpMoot(`the trigger never reached PagerDuty (${trigger ?? 'no trigger'})`);
+      }
+      if (trigger !== 'delivered') {
+        throw new FollowUpWaiting(`waiting: the trigger is not delivered yet (${trigger})`);
+      }
+    }
+    const details = (row.payload as { pagerduty?: { details?: Record<string, unknown> } })
+      ?.pagerduty?.details;
+    await postPagerDuty({
+      url: row.endpoint ?? this.pagerDutyUrl,
+      routingKey,
+      event: pagerDutyEvent({
+        action,
+        routingKey,
+        facts,
+        severity: severityOf(row),
+        detectedAt: alert.payload.detected_at,
+        source: sourceOf(this.deps.publicUrl),
+        publicUrl: this.deps.publicUrl,
+        ...(details ? { details } : {}),
+      }),
+      ...common,
+    });
+  }
+}
+
+/** PagerDuty's `source`: the Stega instance, by its public host (`stega@helpdesk.example.com`). */
+function sourceOf(publicUrl: string): string {
+  try {
+    return `stega@${new URL(publicUrl).host}`;
+  } catch {
+    return 'stega';
   }
 }

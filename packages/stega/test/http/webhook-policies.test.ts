@@ -197,6 +197,10 @@ describe('webhook targets of SLA policies', async () => {
       email: ['other@keep.test'],
       email_assignee: true,
       webhooks: [],
+      // added in issue 14: no chat or on-call channels
+      slack: [],
+      teams: [],
+      pagerduty: [],
       retry,
       fallback,
     });
@@ -242,6 +246,9 @@ describe('webhook targets of SLA policies', async () => {
       email: [],
       email_assignee: false,
       webhooks: [],
+      slack: [],
+      teams: [],
+      pagerduty: [],
     });
   });
 });

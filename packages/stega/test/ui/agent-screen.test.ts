@@ -305,6 +305,9 @@ describe('the agent screen in a browser', async () => {
       email: ['oncall@fallback.test'],
       email_assignee: true,
       webhooks: [],
+      slack: [],
+      teams: [],
+      pagerduty: [],
       retry,
       fallback,
     });
@@ -324,6 +327,9 @@ describe('the agent screen in a browser', async () => {
         email: ['oncall@fallback.test'],
         email_assignee: true,
         webhooks: [],
+        slack: [],
+        teams: [],
+        pagerduty: [],
         retry: { delays_seconds: [1, 5], give_up_after_hours: 72 },
         fallback: {
           after_minutes: 10,

@@ -1,0 +1,133 @@
+import { createHash } from 'node:crypto';
+import { maskRoutingKey } from '../domain/alert-channels.js';
+import type { AlertFacts } from './alert-facts.js';
+import { postJson, WebhookError } from './webhook.js';
+
+/**
+ * PagerDuty Events API v2 (POST https://events.pagerduty.com/v2/enqueue, or
+ * PAGERDUTY_EVENTS_URL). One alert is one PagerDuty alert: `trigger` opens it, `acknowledge`
+ * and `resolve` name it by the same `dedup_key`, which is derived from the Stega alert alone
+ * (pagerDutyDedupKey), so every retry, the later acknowledge and the resolve carry the same
+ * key and PagerDuty folds repeats into one alert. PagerDuty answers 202 on acceptance; 400
+ * (the event is invalid) is permanent; 429 and 5xx are retried (its documented retry table).
+ */
+
+export const PAGERDUTY_EVENTS_URL = 'https://events.pagerduty.com/v2/enqueue';
+
+export type PagerDutyAction = 'trigger' | 'acknowledge' | 'resolve';
+export type PagerDutySeverity = 'critical' | 'error' | 'warning' | 'info';
+
+/** PagerDuty's limits: dedup_key up to 255 characters, summary up to 1024. */
+const SUMMARY_MAX = 1024;
+
+/**
+ * `stega-7-first_response-1796135400000-breach`: the same for every event about one alert
+ * (its trigger's retries, its acknowledge, its resolve) and for nothing else, derived from
+ * what the alert is about (ticket, SLA kind, due instant; warning share; escalation level).
+ */
+export function pagerDutyDedupKey(facts: Pick<AlertFacts, 'key'>): string {
+  return `stega-${facts.key}`;
+}
+
+/**
+ * The ledger recipient of one PagerDuty event: its action and the routing key shown as
+ * masked plus a digest (so two keys ending alike stay two rows), e.g. `trigger:…3f9a:1c2d3e4f5a6b`.
+ * Never the key itself: that lives in the ledger row's secret.
+ */
+export function pagerDutyRecipient(action: PagerDutyAction, routingKey: string): string {
+  const digest = createHash('sha256').update(routingKey).digest('hex').slice(0, 12);
+  return `${action}:${maskRoutingKey(routingKey)}:${digest}`;
+}
+
+/** The action a ledger recipient of the PagerDuty channel stands for. */
+export function pagerDutyActionOf(recipient: string): PagerDutyAction {
+  const action = recipient.slice(0, recipient.indexOf(':'));
+  return action === 'acknowledge' || action === 'resolve' ? action : 'trigger';
+}
+
+export interface PagerDutyEventInput {
+  action: PagerDutyAction;
+  routingKey: string;
+  facts: AlertFacts;
+  severity: PagerDutySeverity;
+  /** When the alert was detected (payload.timestamp of a trigger). */
+  detectedAt: string;
+  /** `source` of a trigger: where the problem is, here the Stega instance (its public host). */
+  source: string;
+  publicUrl: string;
+  /** The event's own fields for custom_details (team, who acknowledged, …). */
+  details?: Record<string, unknown>;
+}
+
+/** The Events API v2 body for one action. */
+export function pagerDutyEvent(input: PagerDutyEventInput): Record<string, unknown> {
+  const { facts } = input;
+  const dedupKey = pagerDutyDedupKey(facts);
+  const base = { routing_key: input.routingKey, event_action: input.action, dedup_key: dedupKey };
+  if (input.action !== 'trigger') return base;
+  const summary = `${facts.title}: ${facts.subject} (${facts.timeLeft}, due ${facts.dueUtc})`;
+  const links = [{ href: facts.ticketUrl, text: `Ticket #${facts.ticketId} in Stega` }];
+  if (facts.acknowledgeUrl)
+    links.push({ href: facts.acknowledgeUrl, text: 'Acknowledge in Stega' });
+  return {
+    ...base,
+    payload: {
+      summary: summary.length > SUMMARY_MAX ? `${summary.slice(0, SUMMARY_MAX - 1)}…` : summary,
+      source: input.source,
+      severity: input.severity,
+      timestamp: input.detectedAt,
+      component: `ticket-${facts.ticketId}`,
+      group: 'stega-sla',
+      class: `sla_${facts.alertType}`,
+      custom_details: {
+        ticket_id: facts.ticketId,
+        subject: facts.subject,
+        target: facts.target,
+        due_at: facts.dueAt,
+        time_left: facts.timeLeft,
+        priority: facts.priority,
+        assignee: facts.assignee,
+        requester: facts.requester,
+        alert: `${facts.alertType}-${facts.alertId}`,
+        ...input.details,
+      },
+    },
+    links,
+    client: 'Stega',
+    client_url: input.publicUrl,
+  };
+}
+
+export interface PagerDutyPost {
+  /** The events URL (config.pagerDutyEventsUrl). */
+  url: string;
+  event: Record<string, unknown>;
+  routingKey: string;
+  timeoutMs: number;
+  allowedNetworks?: readonly string[] | undefined;
+}
+
+/**
+ * POSTs one event. Throws a WebhookError as postJson does, with the routing key masked
+ * wherever an answer might have echoed it.
+ */
+export async function postPagerDuty(post: PagerDutyPost): Promise<void> {
+  try {
+    await postJson({
+      url: post.url,
+      what: 'PagerDuty',
+      body: JSON.stringify(post.event),
+      headers: { 'content-type': 'application/json', 'user-agent': 'stega-pagerduty/1' },
+      timeoutMs: post.timeoutMs,
+      allowedNetworks: post.allowedNetworks,
+    });
+  } catch (error) {
+    if (error instanceof WebhookError && error.message.includes(post.routingKey)) {
+      throw new WebhookError(
+        error.message.split(post.routingKey).join(maskRoutingKey(post.routingKey)),
+        error.status,
+      );
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,82 @@
+import type { Queryable } from '@stega/pgque';
+import type { AlertType } from './alert-ledger.js';
+
+/**
+ * PagerDuty's follow-up events in the alert ledger. A `trigger` row is planned with the alert
+ * (workers/alert-delivery.ts); an `acknowledge` row is recorded here when Stega records an
+ * acknowledgement; a `resolve` row is recorded by the database itself when an SLA clock stops
+ * or the ticket is resolved (stega.pagerduty_resolves_record, migration 000030). Each is a row
+ * of its own, unique per (alert, routing key, action), so each is sent once in effect; all
+ * carry the alert's dedup_key. Follow-ups are due at once and the retry loop sends them, after
+ * their trigger has been delivered (PagerDuty drops an acknowledge or resolve for an alert it
+ * does not have).
+ */
+
+/** The state of the trigger a follow-up row belongs to (null: there is none). */
+export async function pagerDutyTriggerStatus(
+  db: Queryable,
+  followUp: { alert_type: AlertType; alert_id: number; recipient: string; fallback: boolean },
+): Promise<string | null> {
+  const { rows } = await db.query(
+    `select status from stega.alert_deliveries
+      where alert_type = $1 and alert_id = $2 and channel = 'pagerduty' and fallback = $4
+        and recipient = 'trigger' || substr($3::text, strpos($3::text, ':'))`,
+    [followUp.alert_type, followUp.alert_id, followUp.recipient, followUp.fallback],
+  );
+  return rows[0] ? String(rows[0].status) : null;
+}
+
+/** Whether the breach has an escalation chain (what an acknowledge link acknowledges). */
+export async function breachHasEscalation(db: Queryable, breachId: number): Promise<boolean> {
+  const { rows } = await db.query('select 1 from stega.escalations where breach_id = $1', [
+    breachId,
+  ]);
+  return rows.length > 0;
+}
+
+export interface Acknowledgement {
+  /** The breach acknowledged: its own alert and every escalation level of it are mirrored. */
+  breachId: number;
+  /** Who acknowledged, in words (an agent's name, `API token "ops"`), for PagerDuty's details. */
+  by: string;
+  at: Date;
+}
+
+/**
+ * Records an `acknowledge` for each PagerDuty trigger of the breach's alert and of its
+ * escalation levels that may have reached PagerDuty and is not resolved already (one
+ * statement). The sla-breach-worker calls it for each ticket.sla_acknowledged event (which
+ * the acknowledging transaction publishes), so the mirror is as durable as the
+ * acknowledgement. Returns how many were recorded; a second call records none.
+ */
+export async function pagerDutyAcknowledgeRecord(
+  db: Queryable,
+  ack: Acknowledgement,
+): Promise<number> {
+  const { rowCount } = await db.query(
+    `insert into stega.alert_deliveries as d
+            (alert_type, alert_id, ticket_id, channel, recipient, fallback, endpoint, status,
+             attempts, next_attempt_at, give_up_at, retry_delays, payload, secret)
+     select t.alert_type, t.alert_id, t.ticket_id, 'pagerduty',
+            'acknowledge' || substr(t.recipient, strpos(t.recipient, ':')), t.fallback, t.endpoint,
+            'retrying', 0, now(), now() + coalesce(t.give_up_at - t.created_at, interval '24 hours'),
+            t.retry_delays,
+            t.payload || jsonb_build_object('pagerduty',
+              coalesce(t.payload -> 'pagerduty', '{}'::jsonb)
+                || jsonb_build_object('details', jsonb_build_object(
+                     'acknowledged_by', $2::text, 'acknowledged_at', $3::timestamptz))),
+            t.secret
+       from stega.alert_deliveries t
+      where ((t.alert_type = 'breach' and t.alert_id = $1)
+             or (t.alert_type = 'escalation' and (t.payload ->> 'breach_id')::bigint = $1))
+        and t.channel = 'pagerduty'
+        and t.recipient like 'trigger:%' and t.status not in ('failed_permanent', 'cancelled')
+        and not exists (select 1 from stega.alert_deliveries r
+                         where r.alert_type = t.alert_type and r.alert_id = t.alert_id
+                           and r.channel = 'pagerduty' and r.fallback = t.fallback
+                           and r.recipient = 'resolve' || substr(t.recipient, strpos(t.recipient, ':')))
+     on conflict (alert_type, alert_id, channel, recipient, fallback) do nothing`,
+    [ack.breachId, ack.by, ack.at],
+  );
+  return rowCount ?? 0;
+}
