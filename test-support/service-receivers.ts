@@ -113,7 +113,7 @@ export function startSlackReceiver() {
 export function startTeamsReceiver() {
   return startServiceReceiver((json) => {
     const message = json as { type?: unknown; attachments?: unknown } | undefined;
-    if (!message || message.type !== 'message' || !Array.isArray(message.attachments)) {
+    if (message?.type !== 'message' || !Array.isArray(message.attachments)) {
       return { status: 400, body: '{"error":{"code":"InvalidRequestContent"}}' };
     }
     return { status: 202, body: '' };

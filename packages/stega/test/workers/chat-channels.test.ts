@@ -172,9 +172,12 @@ describe('Slack, Teams and PagerDuty deliveries through the alert ledger', async
 
     const slackCalls = slack.accepted.filter((c) => c.path === '/services/T1/B1/x');
     expect(slackCalls).toHaveLength(1);
-    const blocks = (
-      slackCalls[0]?.json as { blocks: { type: string; elements?: { url: string }[] }[] }
-    ).blocks;
+    const blocks =
+      (
+        (slackCalls[0]?.json ?? { blocks: [] }) as {
+          blocks: { type: string; elements?: { url: string }[] }[];
+        }
+      ).blocks ?? [];
     expect(blocks.map((b) => b.type)).toEqual(['header', 'section', 'actions']);
     expect(blocks[2]?.elements?.map((b) => b.url)).toEqual([
       `https://help.example.test/tickets/${event.ticket_id}`,
