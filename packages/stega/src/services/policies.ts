@@ -203,7 +203,9 @@ async function requireSafeWebhooks(
  */
 export async function channelUrlIssues(
   ctx: ServiceContext,
-  channels: { webhooks?: { url: string }[]; slack?: { url: string }[]; teams?: { url: string }[] } | undefined,
+  channels:
+    | { webhooks?: { url: string }[]; slack?: { url: string }[]; teams?: { url: string }[] }
+    | undefined,
   prefix: string,
 ): Promise<Issue[]> {
   const issues: Issue[] = [];
