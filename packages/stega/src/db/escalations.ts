@@ -490,6 +490,7 @@ export async function escalationAcknowledge(
   if (changed) {
     await db.query(CANCEL_OUTSTANDING, [[String(id)], `acknowledged by ${by.name}`]);
     await db.query(
+      // Stega's own transactional write: the event built from the acknowledged row, in the caller's transaction
       `select pgque.send($2::text, $3::text, jsonb_build_object(
          'version', ${EVENT_VERSION}, 'escalation_id', e.id, 'breach_id', e.breach_id,
          'ticket_id', e.ticket_id, 'kind', e.kind,
