@@ -15,8 +15,10 @@ as $$
 declare
   q record;
   id bigint;
+  own_xid xid8;
 begin
-  perform pg_catalog.pg_current_xact_id();
+  -- the xid first (an assignment, cheaper than a PERFORM query): the table choice postdates it
+  own_xid := pg_catalog.pg_current_xact_id();
   if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
     select queue_id, queue_cur_table, queue_disable_insert, queue_ticker_wake
       into q

@@ -17,6 +17,7 @@ as $$
 declare
   q record;
   ids bigint[];
+  own_xid xid8;
 begin
   if payloads is null then
     raise exception 'payloads must not be null' using errcode = 'PQ010';
@@ -24,7 +25,8 @@ begin
   if pg_catalog.cardinality(payloads) = 0 then
     return '{}';
   end if;
-  perform pg_catalog.pg_current_xact_id();
+  -- the xid first (an assignment, cheaper than a PERFORM query): the table choice postdates it
+  own_xid := pg_catalog.pg_current_xact_id();
   if pg_catalog.current_setting('transaction_isolation') = 'read committed' then
     select queue_id, queue_cur_table, queue_disable_insert, queue_ticker_wake
       into q
