@@ -5,9 +5,11 @@
 -- the first event after create_queue reads as "nothing new" and ticks at once).
 -- Ticks of one queue are serialised on its row, so their snapshots are monotone.
 -- NOTIFY pgque_<queue> carries the tick id, a lossy hint for waiting consumers.
--- A tick made because ticker_max_count events came in disarms the queue's producer wake-up
--- (see ticker_prompt): the queue is busy. A tick made by ticker_max_lag does not: a quiet
--- queue whose prompt tick waited for a slow consumer stays armed.
+-- A tick with new events disarms the queue's producer wake-up (see ticker_prompt) when
+-- ticker_max_count of them came in (the queue is busy), or when no consumer explains why
+-- no prompt tick took them (nobody runs ticker_prompt: pg_cron alone). A lag tick while a
+-- live consumer has not taken the previous tick (ticker_prompt waits for it) leaves the
+-- queue armed, so its next events still tick at their commit.
 -- returns: the new tick id, or NULL when it is not time yet. tables: queue, tick.
 create or replace function pgque.ticker(i_queue_name text)
 returns bigint
@@ -66,11 +68,15 @@ begin
   new_tick := pg_catalog.nextval(pgque._queue_sequence(q.queue_id, 'tick')::regclass);
   insert into pgque.tick (tick_queue, tick_id, tick_event_seq)
   values (q.queue_id, new_tick, seq_now);
-  -- ticker_max_count events came in: the queue is busy, its producers stop waking the
-  -- leader ticker (ticker_prompt arms it again once it is quiet). A lag tick with a few
-  -- events leaves it armed: the next event of a slow queue still ticks at its commit
-  -- (ticker_prompt disarms a queue whose events come too fast on its own ticks)
-  if q.queue_ticker_wake and fresh >= q.queue_ticker_max_count then
+  -- busy (ticker_max_count events) or nobody prompt-ticking it: its producers stop waking
+  -- the leader ticker (ticker_prompt arms it again once it is quiet). Waiting for a live
+  -- consumer (the same test as ticker_prompt's), it stays armed.
+  if q.queue_ticker_wake and fresh > 0
+     and (fresh >= q.queue_ticker_max_count
+          or not exists (select 1 from pgque.subscription s
+                          where s.sub_queue = q.queue_id
+                            and coalesce(s.sub_next_tick, s.sub_last_tick) < last_tick.tick_id
+                            and s.sub_active > pg_catalog.now() - interval '1 second')) then
     update pgque.queue set queue_ticker_wake = false where queue_id = q.queue_id;
   end if;
   perform pg_catalog.pg_notify('pgque_' || q.queue_name, new_tick::text);
