@@ -11,6 +11,9 @@ export function recipientLabel(recipient: string, names: Names): string {
   if (recipient === 'team') return 'the team';
   const agent = /^agent:(\d+)$/.exec(recipient);
   if (agent) return names.agent(Number(agent[1])) ?? `agent #${agent[1]}`;
+  // a PagerDuty event: `<action>:…<last 4 of the integration key>:<digest>`
+  const page = /^(trigger|acknowledge|resolve):(…\w{4}):[0-9a-f]+$/.exec(recipient);
+  if (page) return `${label(page[1] ?? '')} · integration key ${page[2]}`;
   return recipient;
 }
 

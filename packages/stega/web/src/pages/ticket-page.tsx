@@ -519,6 +519,15 @@ function saveReplyAs(value: string): void {
   }
 }
 
+const CHANNEL_LABELS: Record<string, string> = {
+  in_app: 'In-app',
+  email: 'Email',
+  webhook: 'Webhook',
+  slack: 'Slack',
+  teams: 'Microsoft Teams',
+  pagerduty: 'PagerDuty',
+};
+
 export function channelLabel(channel: string): string {
-  return channel === 'in_app' ? 'In-app' : channel === 'email' ? 'Email' : 'Webhook';
+  return CHANNEL_LABELS[channel] ?? channel;
 }

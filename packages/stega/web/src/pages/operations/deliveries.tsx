@@ -16,6 +16,7 @@ import {
   label,
 } from '../../format.js';
 import type { DeliverySeries, OutstandingDeliveries } from '../../types.js';
+import { channelLabel } from '../ticket-page.js';
 
 type Endpoint = OutstandingDeliveries['endpoints'][number];
 type Outstanding = OutstandingDeliveries['items'][number];
@@ -87,7 +88,7 @@ export function OutstandingSection() {
               header: 'Ticket',
               cell: (d) => <Link to={`/tickets/${d.ticket_id}`}>#{d.ticket_id}</Link>,
             },
-            { header: 'Channel', cell: (d) => label(d.channel) },
+            { header: 'Channel', cell: (d) => channelLabel(d.channel) },
             { header: 'Recipient', className: 'break', cell: (d) => d.recipient },
             { header: 'State', cell: (d) => <DeliveryProgress d={d} /> },
             { header: 'Attempts', num: true, cell: (d) => d.attempts },

@@ -1,3 +1,4 @@
+import type { ChatDraft, PagerDutyDraft } from '../../components/chat-channel-list.js';
 import { type WebhookDraft, webhookDrafts } from '../../components/webhook-list.js';
 import type { Policy, Priority } from '../../types.js';
 
@@ -16,6 +17,9 @@ export interface PolicyDraft {
   email: string;
   email_assignee: boolean;
   webhooks: WebhookDraft[];
+  slack: ChatDraft[];
+  teams: ChatDraft[];
+  pagerduty: PagerDutyDraft[];
   /** Retry delays, seconds, comma-separated; empty: the defaults. */
   retry_delays: string;
   /** Retry horizon, hours; empty: the default (24). */
@@ -44,6 +48,9 @@ export const NEW_POLICY: PolicyDraft = {
   email: '',
   email_assignee: false,
   webhooks: [],
+  slack: [],
+  teams: [],
+  pagerduty: [],
   retry_delays: '',
   retry_hours: '',
   fallback: false,
@@ -68,6 +75,13 @@ export function draftOf(p: Policy): PolicyDraft {
     email: p.alert_channels.email.join('\n'),
     email_assignee: p.alert_channels.email_assignee,
     webhooks: webhookDrafts(p.alert_channels.webhooks),
+    slack: (p.alert_channels.slack ?? []).map((c) => ({ url: c.url, label: c.label ?? '' })),
+    teams: (p.alert_channels.teams ?? []).map((c) => ({ url: c.url, label: c.label ?? '' })),
+    pagerduty: (p.alert_channels.pagerduty ?? []).map((c) => ({
+      routing_key: c.routing_key,
+      label: c.label ?? '',
+      breach_severity: c.breach_severity,
+    })),
     retry_delays: (p.alert_channels.retry?.delays_seconds ?? []).join(', '),
     retry_hours:
       p.alert_channels.retry?.give_up_after_hours === undefined
@@ -104,6 +118,21 @@ function channelsOf(d: PolicyDraft) {
     email: addresses(d.email),
     email_assignee: d.email_assignee,
     webhooks: webhooksOf(d.webhooks),
+  };
+}
+
+const labelled = (label: string) => (label.trim() ? { label: label.trim() } : {});
+
+/** The chat and on-call channels of the draft (Slack, Teams, PagerDuty). */
+function chatOf(d: PolicyDraft) {
+  return {
+    slack: d.slack.map((c) => ({ url: c.url.trim(), ...labelled(c.label) })),
+    teams: d.teams.map((c) => ({ url: c.url.trim(), ...labelled(c.label) })),
+    pagerduty: d.pagerduty.map((c) => ({
+      routing_key: c.routing_key.trim(),
+      ...labelled(c.label),
+      breach_severity: c.breach_severity,
+    })),
   };
 }
 
@@ -144,9 +173,18 @@ export function channelsPatchOf(d: PolicyDraft, original: PolicyDraft) {
   const primaryChanged = !same(channelsOf(d), channelsOf(original));
   const retryChanged = !same(retryOf(d), retryOf(original));
   const fallbackChanged = !same(fallbackOf(d), fallbackOf(original));
-  if (!primaryChanged && !retryChanged && !fallbackChanged) return undefined;
+  const chat = chatOf(d);
+  const before = chatOf(original);
+  const chatChanged = (['slack', 'teams', 'pagerduty'] as const).filter(
+    (key) => !same(chat[key], before[key]),
+  );
+  if (!primaryChanged && !retryChanged && !fallbackChanged && chatChanged.length === 0) {
+    return undefined;
+  }
   return {
     ...channelsOf(d),
+    // left out, the API keeps the policy's own chat and on-call channels
+    ...Object.fromEntries(chatChanged.map((key) => [key, chat[key]])),
     ...(retryChanged ? { retry: retryOf(d) } : {}),
     ...(fallbackChanged ? { fallback: fallbackOf(d) } : {}),
   };
@@ -158,6 +196,7 @@ export function newChannelsOf(d: PolicyDraft) {
   const fallback = fallbackOf(d);
   return {
     ...channelsOf(d),
+    ...chatOf(d),
     ...(retry ? { retry } : {}),
     ...(fallback ? { fallback } : {}),
   };
@@ -178,4 +217,4 @@ export function bodyOf(d: PolicyDraft) {
 }
 
 export const FIELD_PATHS =
-  /^(name|priority|requester_org|team_id|first_response_minutes|resolution_minutes|next_reply_minutes|calendar_id|alert_channels(\.in_app|\.email_assignee|\.email.*|\.webhooks\[\d+\]\.(url|secret)|\.retry(\.delays_seconds.*|\.give_up_after_hours)?|\.fallback(\.after_minutes|\.email_assignee|\.email_team_lead|\.email.*|\.webhooks\[\d+\]\.(url|secret))?)?)$/;
+  /^(name|priority|requester_org|team_id|first_response_minutes|resolution_minutes|next_reply_minutes|calendar_id|alert_channels(\.in_app|\.email_assignee|\.email.*|\.webhooks\[\d+\]\.(url|secret)|\.(slack|teams)\[\d+\]\.(url|label)|\.pagerduty\[\d+\]\.(routing_key|label|breach_severity)|\.retry(\.delays_seconds.*|\.give_up_after_hours)?|\.fallback(\.after_minutes|\.email_assignee|\.email_team_lead|\.email.*|\.webhooks\[\d+\]\.(url|secret))?)?)$/;

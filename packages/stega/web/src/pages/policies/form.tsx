@@ -19,7 +19,7 @@ import {
   type PolicyDraft,
   type SetDraft,
 } from './draft.js';
-import { ChannelsSection, FallbackSection, RetrySection } from './sections.js';
+import { ChannelsSection, ChatChannelsSection, FallbackSection, RetrySection } from './sections.js';
 import { TargetFields } from './target-fields.js';
 
 /** View (any token) or edit (admin) one SLA policy; errors appear next to their fields. */
@@ -114,6 +114,7 @@ function PolicyForm({ id, policy, admin }: { id?: number; policy?: Policy; admin
         <fieldset disabled={!admin} className="plain-fieldset">
           <TargetFields {...sectionProps} editing={editing} calendars={calendars.data?.items} />
           <ChannelsSection {...sectionProps} />
+          <ChatChannelsSection {...sectionProps} />
           <RetrySection {...sectionProps} />
           <FallbackSection {...sectionProps} />
           {secretsLost ? (

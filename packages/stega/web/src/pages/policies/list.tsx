@@ -80,6 +80,14 @@ function channelSummary(p: Policy): string {
   if (p.alert_channels.email.length > 0) parts.push(`${p.alert_channels.email.length} email`);
   if (p.alert_channels.webhooks.length > 0)
     parts.push(`${p.alert_channels.webhooks.length} webhook`);
+  // chat channels by the names people gave them (their URLs are secrets)
+  const named = (rows: { label?: string }[] | undefined, service: string) =>
+    (rows ?? []).map((c) => (c.label ? `${service} ${c.label}` : service));
+  parts.push(
+    ...named(p.alert_channels.slack, 'Slack'),
+    ...named(p.alert_channels.teams, 'Teams'),
+    ...named(p.alert_channels.pagerduty, 'PagerDuty'),
+  );
   if (p.alert_channels.fallback)
     parts.push(`fallback after ${formatMinutes(p.alert_channels.fallback.after_minutes)}`);
   return parts.join(', ') || 'none';

@@ -1,4 +1,5 @@
 import type { Issue } from '../../api.js';
+import { ChatChannelListEditor, PagerDutyListEditor } from '../../components/chat-channel-list.js';
 import { FieldError, fieldId } from '../../components/field.js';
 import {
   AddressListField,
@@ -53,6 +54,42 @@ export function ChannelsSection({ draft, set, issues }: SectionProps) {
         onChange={(hooks) => set('webhooks', hooks)}
       />
       <GroupError path="alert_channels" issues={issues} />
+    </fieldset>
+  );
+}
+
+/** Chat and on-call tools: Slack and Teams channels, PagerDuty services. */
+export function ChatChannelsSection({ draft, set, issues }: SectionProps) {
+  return (
+    <fieldset className="group">
+      <legend>Chat and on-call</legend>
+      <p className="muted small">
+        Each alert is posted with the ticket, the target, the time left or overdue and a link to the
+        ticket (and an Acknowledge button when the breach escalates).
+      </p>
+      <ChatChannelListEditor
+        path="alert_channels.slack"
+        service="Slack"
+        title="Slack channels"
+        urlHint="From Slack: an incoming webhook for the channel (https://hooks.slack.com/services/…). A secret: only admins see it."
+        rows={draft.slack}
+        issues={issues}
+        onChange={(rows) => set('slack', rows)}
+      />
+      <ChatChannelListEditor
+        path="alert_channels.teams"
+        service="Teams"
+        title="Microsoft Teams channels"
+        urlHint="From the channel’s Workflows: “Send webhook alerts to a channel”, then copy its URL. A secret: only admins see it."
+        rows={draft.teams}
+        issues={issues}
+        onChange={(rows) => set('teams', rows)}
+      />
+      <PagerDutyListEditor
+        rows={draft.pagerduty}
+        issues={issues}
+        onChange={(rows) => set('pagerduty', rows)}
+      />
     </fieldset>
   );
 }

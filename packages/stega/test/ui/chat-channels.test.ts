@@ -1,0 +1,151 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../../../../test-support/database.js';
+import {
+  startPagerDutyReceiver,
+  startSlackReceiver,
+} from '../../../../test-support/service-receivers.js';
+import { breachRecordDue } from '../../src/db/breaches.js';
+import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
+import { createPool, inTransaction } from '../../src/db/pool.js';
+import { startStega } from '../e2e/stega-process.js';
+import { ensureWebBuilt, launchBrowser, type TestBrowser } from './browser.js';
+
+const KEY = 'Ui0123456789abcdefABCDEF0123ab9z';
+
+/**
+ * The policy form's chat and on-call fields in a real browser against `stega start`: a Slack
+ * channel and a PagerDuty service added in the form, the secrets entered masked, an alert
+ * delivered to both, and the ticket page naming each channel and delivery.
+ */
+describe('chat and on-call channels in the browser', async () => {
+  ensureWebBuilt();
+  const db = await createTestDatabase({ template: 'stega' });
+  const pool = createPool(db.url, 2);
+  const slack = await startSlackReceiver();
+  const pagerDuty = await startPagerDutyReceiver();
+  const stega = await startStega(['start'], {
+    DATABASE_URL: db.url,
+    SLA_WORKERS: '1',
+    PAGERDUTY_EVENTS_URL: pagerDuty.urlOf('/v2/enqueue'),
+  });
+  let browser: TestBrowser;
+  let page: Page;
+
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    page = browser.page;
+    await page.goto(`${stega.url}/tickets`);
+    await page.getByLabel('API token').fill(stega.token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Tickets', level: 1 }).waitFor();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await stega.stop();
+    await Promise.all([pool.end(), slack.stop(), pagerDuty.stop()]);
+  });
+
+  it('adds a Slack channel and a PagerDuty service in the policy form, and shows their deliveries on the ticket', async () => {
+    const calendars = await stega.api<{ items: { id: number }[] }>('GET', '/api/calendars');
+    const created = await stega.api<{ id: number }>('POST', '/api/sla-policies', {
+      name: 'Chat policy',
+      priority: 'urgent',
+      requester_org: 'Chat UI Co',
+      first_response_minutes: 5,
+      resolution_minutes: 240,
+      calendar_id: calendars.body.items[0]?.id,
+      alert_channels: {
+        in_app: false,
+        email: ['oncall@chat.test'],
+        retry: { delays_seconds: [1] },
+      },
+    });
+    expect(created.status).toBe(201);
+    const url = `/api/sla-policies/${created.body.id}`;
+
+    await page.goto(`${stega.url}/policies/${created.body.id}`);
+    await expect
+      .poll(() => page.getByLabel('Name', { exact: true }).inputValue())
+      .toBe('Chat policy');
+    await page.getByRole('button', { name: 'Add a Slack channel' }).click();
+    await page.getByLabel('Slack channel 1 name').fill('#support-escalations');
+    const slackUrl = page.getByLabel('Slack channel 1 webhook URL');
+    await slackUrl.fill(slack.urlOf('/services/T1/B1/ui-secret'));
+    // the webhook URL is a secret: typed into a masked field
+    expect(await slackUrl.getAttribute('type')).toBe('password');
+    await page.getByRole('button', { name: 'Add a PagerDuty service' }).click();
+    await page.getByLabel('PagerDuty service 1 name').fill('Helpdesk on-call');
+    const key = page.getByLabel('PagerDuty service 1 integration key');
+    expect(await key.getAttribute('type')).toBe('password');
+    // a wrong key is refused, the message next to its field
+    await key.fill('not-a-key');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    const describedBy = (await key.getAttribute('aria-describedby')) ?? '';
+    const errorId = describedBy.split(' ').find((id) => id.endsWith('-error'));
+    expect(errorId).toBeTruthy();
+    expect(await page.locator(`#${errorId}`).textContent()).toContain(
+      '32-character integration key',
+    );
+    await key.fill(KEY);
+    await page.getByLabel('PagerDuty service 1 severity of a breach').selectOption('error');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.getByText('Saved.').waitFor();
+
+    const stored = await stega.api<{ alert_channels: Record<string, unknown> }>('GET', url);
+    expect(stored.body.alert_channels).toMatchObject({
+      email: ['oncall@chat.test'],
+      slack: [{ url: slack.urlOf('/services/T1/B1/ui-secret'), label: '#support-escalations' }],
+      teams: [],
+      pagerduty: [{ routing_key: KEY, label: 'Helpdesk on-call', breach_severity: 'error' }],
+      // the form changed only the chat channels: the retry schedule stays
+      retry: { delays_seconds: [1] },
+    });
+    // the list names the channels by their names, never by their URLs
+    await page.goto(`${stega.url}/policies`);
+    const row = page.getByRole('row', { name: /Chat policy/ });
+    await expect.poll(() => row.textContent()).toContain('Slack #support-escalations');
+    expect(await row.textContent()).toContain('PagerDuty Helpdesk on-call');
+    expect(await row.textContent()).not.toContain('ui-secret');
+
+    // a ticket under it breaches: Slack and PagerDuty each get the alert once
+    const ticket = await stega.api<{ id: number }>('POST', '/api/tickets', {
+      subject: 'Chat UI ticket',
+      requester_name: 'Rita',
+      requester_email: 'rita@chat.test',
+      requester_org: 'Chat UI Co',
+      priority: 'urgent',
+    });
+    await inTransaction(pool, (tx) => breachRecordDue(tx, new Date(Date.now() + 10 * 60_000), 100));
+    await pool.query('select pgque.force_next_tick($1)', [NOTIFICATIONS_QUEUE]);
+    await pool.query('select pgque.ticker($1)', [NOTIFICATIONS_QUEUE]);
+    await slack.until((calls) => calls.length >= 1);
+    await pagerDuty.until((calls) => calls.length >= 1);
+    // the outcomes are recorded after the answers: wait for both rows, as the page shows them
+    await expect
+      .poll(
+        async () =>
+          (
+            await pool.query(
+              `select count(*)::int as n from stega.alert_deliveries
+                where ticket_id = $1 and channel in ('slack', 'pagerduty') and status = 'delivered'`,
+              [ticket.body.id],
+            )
+          ).rows[0]?.n,
+        { timeout: 20_000 },
+      )
+      .toBe(2);
+
+    await page.goto(`${stega.url}/tickets/${ticket.body.id}`);
+    const slackRow = page.locator('tr[data-channel="slack"]');
+    await slackRow.waitFor();
+    expect(await slackRow.locator('td[data-label="Channel"]').textContent()).toBe('Slack');
+    const pageRow = page.locator('tr[data-channel="pagerduty"]');
+    expect(await pageRow.locator('td[data-label="Channel"]').textContent()).toBe('PagerDuty');
+    expect(await pageRow.locator('td[data-label="Recipient"]').textContent()).toBe(
+      'Trigger · integration key …ab9z',
+    );
+    expect(await pageRow.getAttribute('data-state')).toBe('delivered');
+    expect(await slackRow.getAttribute('data-state')).toBe('delivered');
+  });
+});
