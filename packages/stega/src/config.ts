@@ -78,7 +78,7 @@ export interface Config {
   slaCircuitProbeSeconds: number;
   /** sla-breach-worker child processes started by `stega start` (SLA_WORKERS, default 2). */
   slaWorkers: number;
-  /** Share of an SLA target after which a warning is published (SLA_WARNING_SHARE, default 0.8; 1 disables). */
+  /** Share of an SLA target after which a warning is published, for policies without `warning_thresholds` of their own (SLA_WARNING_SHARE, default 0.8; 1 disables). */
   slaWarningShare: number;
   /**
    * STEGA_ACK_SECRET: the key acknowledge links in escalation emails and chat buttons are

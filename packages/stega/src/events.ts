@@ -35,6 +35,12 @@ export const slaWarningEvent = z.object({
   elapsed_share: z.number().min(0),
   /** The warning instant the alert is about (added in payloads after version 1 shipped). */
   warn_at: isoTime.optional(),
+  /**
+   * The share of the target this warning is for (the policy's threshold, or the global
+   * SLA_WARNING_SHARE); null for a clock written before per-policy thresholds. Added by
+   * issue 14.
+   */
+  threshold: z.number().min(0).max(1).nullable().optional(),
 });
 export type SlaWarningEvent = z.infer<typeof slaWarningEvent>;
 

@@ -21,6 +21,8 @@ export interface WarningRow {
   due_at: Date;
   detected_at: Date;
   elapsed_share: number;
+  /** The threshold warned at (a share of the target); null on warnings recorded before them. */
+  threshold: number | null;
   event_id: number | null;
 }
 
@@ -62,7 +64,7 @@ export async function breachList(db: Queryable, filter: BreachFilter): Promise<B
 
 export async function warningListByTicket(db: Queryable, ticketId: number): Promise<WarningRow[]> {
   const { rows } = await db.query(
-    `select id, ticket_id, kind, due_at, detected_at, elapsed_share, event_id
+    `select id, ticket_id, kind, due_at, detected_at, elapsed_share, threshold, event_id
        from stega.sla_warnings where ticket_id = $1 order by detected_at, id`,
     [ticketId],
   );
@@ -73,6 +75,7 @@ export async function warningListByTicket(db: Queryable, ticketId: number): Prom
     due_at: row.due_at as Date,
     detected_at: row.detected_at as Date,
     elapsed_share: Number(row.elapsed_share),
+    threshold: row.threshold == null ? null : Number(row.threshold),
     event_id: row.event_id === null ? null : Number(row.event_id),
   }));
 }

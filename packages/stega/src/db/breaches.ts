@@ -58,8 +58,12 @@ export async function breachRecordDue(
 }
 
 /**
- * Records and publishes ticket.sla_warning for running clocks past their warning instant
- * but not yet due, once per (ticket, kind, due_at). Same transaction rules as breaches.
+ * Records and publishes ticket.sla_warning for running clocks past their next warning
+ * instant but not yet due, once per (ticket, kind, due_at, threshold). A clock past several
+ * thresholds at once (a late run, a moved due time) warns at the highest only; a warning
+ * stands for the thresholds below it. Each clock found moves its `next_warn_at` on to its
+ * next threshold (or null), whether this call or a concurrent one recorded the warning.
+ * Same transaction rules as breaches.
  */
 export async function warningRecordDue(
   db: Queryable,
@@ -67,29 +71,48 @@ export async function warningRecordDue(
   limit: number,
 ): Promise<{ id: number; ticketId: number }[]> {
   const { rows } = await db.query(
-    `with due as (
-       select c.ticket_id, c.kind, c.due_at, c.warn_at,
+    `with found as (
+       select c.ticket_id, c.kind, c.due_at, w.threshold, w.at as warn_at, c.shares, c.instants,
+              (select max(coalesce(x.threshold, 1)) from stega.sla_warnings x
+                where x.ticket_id = c.ticket_id and x.kind = c.kind and x.due_at = c.due_at)
+                as warned,
               round(extract(epoch from ($1::timestamptz - c.started_at))
                     / nullif(extract(epoch from (c.due_at - c.started_at)), 0), 3) as share
-         from stega.sla_clocks c
-         join stega.tickets t on t.id = c.ticket_id
-        where c.stopped_at is null and c.paused_since is null
-          and c.warn_at <= $1 and c.due_at > $1
-          and t.status in ('open', 'in_progress')
-          and not exists (select 1 from stega.sla_warnings w
-                           where w.ticket_id = c.ticket_id and w.kind = c.kind and w.due_at = c.due_at)
-        order by c.warn_at
-        limit $2),
+         from (select k.*, coalesce(k.warning_shares, array[null::numeric]) as shares,
+                      coalesce(k.warning_instants, array[k.warn_at]) as instants
+                 from stega.sla_clocks k
+                 join stega.tickets t on t.id = k.ticket_id
+                where k.stopped_at is null and k.paused_since is null
+                  and k.next_warn_at <= $1 and k.due_at > $1
+                  and t.status in ('open', 'in_progress')
+                order by k.next_warn_at
+                limit $2) c
+         -- the highest threshold passed (a clock written before thresholds: its one warning)
+         cross join lateral (
+           select s.share as threshold, s.at from unnest(c.shares, c.instants) as s(share, at)
+            where s.at <= $1 and coalesce(s.share, 0) < 1
+            order by s.share desc nulls last limit 1) w),
+     due as (
+       select * from found where warned is null or warned < coalesce(threshold, 1)),
      a as (
-       insert into stega.sla_warnings (ticket_id, kind, due_at, warn_at, detected_at, elapsed_share)
-       select ticket_id, kind, due_at, warn_at, $1, coalesce(share, 0) from due
-       on conflict (ticket_id, kind, due_at) do nothing
-       returning id, ticket_id, kind, due_at, warn_at, detected_at, elapsed_share),
+       insert into stega.sla_warnings
+         (ticket_id, kind, due_at, warn_at, detected_at, elapsed_share, threshold)
+       select ticket_id, kind, due_at, warn_at, $1, coalesce(share, 0), threshold from due
+       on conflict on constraint sla_warnings_once_key do nothing
+       returning id, ticket_id, kind, due_at, warn_at, detected_at, elapsed_share, threshold),
+     moved as (
+       update stega.sla_clocks k
+          set next_warn_at = (
+                select min(s.at) from unnest(f.shares, f.instants) as s(share, at)
+                 where s.share < 1
+                   and s.share > greatest(coalesce(f.threshold, 1), coalesce(f.warned, 0)))
+         from found f
+        where k.ticket_id = f.ticket_id and k.kind = f.kind and k.due_at = f.due_at),
      sent as (
        select a.id, a.ticket_id,
               -- Stega's own transactional write: the warning row and its event in one statement
               pgque.send($3::text, $4::text, jsonb_build_object(
-                'warning_id', a.id, 'elapsed_share', a.elapsed_share,
+                'warning_id', a.id, 'elapsed_share', a.elapsed_share, 'threshold', a.threshold,
                 'warn_at', to_char(a.warn_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                 ${ALERT_PAYLOAD})) as event_id
          from a

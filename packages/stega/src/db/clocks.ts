@@ -12,7 +12,14 @@ export interface ClockRow {
   paused_since: Date | null;
   stopped_at: Date | null;
   due_at: Date;
+  /** The first warning instant (the lowest threshold's); due_at when the clock warns at none. */
   warn_at: Date;
+  /**
+   * The shares of the target the clock warns at, ascending, and their instants (same order);
+   * null on clocks written before per-policy thresholds (one warning, at `warn_at`).
+   */
+  warning_shares: number[] | null;
+  warning_instants: Date[] | null;
 }
 
 function clockOf(row: Record<string, unknown>): ClockRow {
@@ -27,6 +34,9 @@ function clockOf(row: Record<string, unknown>): ClockRow {
     stopped_at: (row.stopped_at as Date | null) ?? null,
     due_at: row.due_at as Date,
     warn_at: row.warn_at as Date,
+    warning_shares:
+      row.warning_shares == null ? null : (row.warning_shares as unknown[]).map(Number),
+    warning_instants: (row.warning_instants as Date[] | null) ?? null,
   };
 }
 
@@ -34,7 +44,7 @@ function clockOf(row: Record<string, unknown>): ClockRow {
 export async function clockListByTicket(db: Queryable, ticketId: number): Promise<ClockRow[]> {
   const { rows } = await db.query(
     `select ticket_id, kind, calendar_id, started_at, target_minutes, paused_business_minutes,
-            paused_since, stopped_at, due_at, warn_at
+            paused_since, stopped_at, due_at, warn_at, warning_shares, warning_instants
        from stega.sla_clocks
       where ticket_id = $1
       order by kind = 'resolution', kind`,
@@ -47,7 +57,7 @@ export async function clockListByTicket(db: Queryable, ticketId: number): Promis
 export async function clockListByTickets(db: Queryable, ticketIds: number[]): Promise<ClockRow[]> {
   const { rows } = await db.query(
     `select ticket_id, kind, calendar_id, started_at, target_minutes, paused_business_minutes,
-            paused_since, stopped_at, due_at, warn_at
+            paused_since, stopped_at, due_at, warn_at, warning_shares, warning_instants
        from stega.sla_clocks
       where ticket_id = any ($1::bigint[])
       order by ticket_id, kind = 'resolution', kind`,
@@ -98,24 +108,56 @@ export async function clockTicketsUnderPolicy(
 
 /**
  * Inserts or replaces clocks, then refreshes their tickets' list columns: `next_due_at` (the
- * earliest due instant of a running clock) and `sla_missed` (once true, stays true).
+ * earliest due instant of a running clock) and `sla_missed` (once true, stays true). Each
+ * clock's `next_warn_at` is its first warning instant above the highest threshold already
+ * warned for its due time (a warning recorded before per-threshold warnings stands for all).
+ * Returns the earliest due or next warning instant of the running clocks written (the
+ * instant to arm the deadline job for), or null.
  */
-export async function clockSave(db: Queryable, clocks: ClockRow[]): Promise<void> {
-  if (clocks.length === 0) return;
+export async function clockSave(db: Queryable, clocks: ClockRow[]): Promise<Date | null> {
+  if (clocks.length === 0) return null;
   const column = <K extends keyof ClockRow>(key: K) => clocks.map((clock) => clock[key]);
-  await db.query(
-    `insert into stega.sla_clocks
+  const { rows } = await db.query(
+    `with saved as (
+     insert into stega.sla_clocks
        (ticket_id, kind, calendar_id, started_at, target_minutes, paused_business_minutes,
-        paused_since, stopped_at, due_at, warn_at)
-     select * from unnest($1::bigint[], $2::text[], $3::bigint[], $4::timestamptz[], $5::int[],
-                          $6::float8[], $7::timestamptz[], $8::timestamptz[], $9::timestamptz[],
-                          $10::timestamptz[])
+        paused_since, stopped_at, due_at, warn_at, warning_shares, warning_instants,
+        next_warn_at)
+     select c.ticket_id, c.kind, c.calendar_id, c.started_at, c.target_minutes,
+            c.paused_business_minutes, c.paused_since, c.stopped_at, c.due_at, c.warn_at,
+            w.shares, w.instants,
+            case when w.shares is null
+                 then case when c.warn_at < c.due_at and w.warned is null then c.warn_at end
+                 else (select min(s.at) from unnest(w.shares, w.instants) as s(share, at)
+                        where s.share < 1 and s.share > coalesce(w.warned, 0)) end
+       from unnest($1::bigint[], $2::text[], $3::bigint[], $4::timestamptz[], $5::int[],
+                   $6::float8[], $7::timestamptz[], $8::timestamptz[], $9::timestamptz[],
+                   $10::timestamptz[], $11::jsonb[])
+              as c(ticket_id, kind, calendar_id, started_at, target_minutes,
+                   paused_business_minutes, paused_since, stopped_at, due_at, warn_at, warnings)
+       cross join lateral (
+         select case when jsonb_typeof(c.warnings) = 'array' then
+                  array(select (e ->> 0)::numeric from jsonb_array_elements(c.warnings) e) end
+                  as shares,
+                case when jsonb_typeof(c.warnings) = 'array' then
+                  array(select (e ->> 1)::timestamptz from jsonb_array_elements(c.warnings) e) end
+                  as instants,
+                -- the highest threshold warned for this due time (a legacy warning: all)
+                (select max(coalesce(x.threshold, 1)) from stega.sla_warnings x
+                  where x.ticket_id = c.ticket_id and x.kind = c.kind and x.due_at = c.due_at)
+                  as warned) w
      on conflict (ticket_id, kind) do update
         set calendar_id = excluded.calendar_id, started_at = excluded.started_at,
             target_minutes = excluded.target_minutes,
             paused_business_minutes = excluded.paused_business_minutes,
             paused_since = excluded.paused_since, stopped_at = excluded.stopped_at,
-            due_at = excluded.due_at, warn_at = excluded.warn_at`,
+            due_at = excluded.due_at, warn_at = excluded.warn_at,
+            warning_shares = excluded.warning_shares,
+            warning_instants = excluded.warning_instants,
+            next_warn_at = excluded.next_warn_at
+     returning due_at, next_warn_at, stopped_at, paused_since)
+     select min(least(due_at, next_warn_at)) as next from saved
+      where stopped_at is null and paused_since is null`,
     [
       column('ticket_id'),
       column('kind'),
@@ -127,6 +169,16 @@ export async function clockSave(db: Queryable, clocks: ClockRow[]): Promise<void
       column('stopped_at'),
       column('due_at'),
       column('warn_at'),
+      clocks.map((clock) =>
+        JSON.stringify(
+          clock.warning_shares === null
+            ? null
+            : clock.warning_shares.map((share, i) => [
+                share,
+                clock.warning_instants?.[i]?.toISOString(),
+              ]),
+        ),
+      ),
     ],
   );
   await ticketListColumnsRefresh(db, [...new Set(column('ticket_id'))]);
@@ -134,6 +186,7 @@ export async function clockSave(db: Queryable, clocks: ClockRow[]): Promise<void
     db,
     clocks.filter((clock) => clock.stopped_at !== null),
   );
+  return (rows[0]?.next as Date | null) ?? null;
 }
 
 /**

@@ -20,13 +20,25 @@ export interface PolicyRow {
   alert_channels: AlertChannels;
   /** The escalation policy its breaches climb (issue 14); null: none, alerts as before. */
   escalation_policy_id: number | null;
+  /**
+   * Pre-breach warnings as shares of the target, ascending, each in (0, 1); null: the one
+   * global share (SLA_WARNING_SHARE); empty: no warnings.
+   */
+  warning_thresholds: number[] | null;
   updated_at: Date;
 }
 
 export type PolicyFields = Omit<
   PolicyRow,
-  'id' | 'updated_at' | 'team_id' | 'next_reply_minutes' | 'escalation_policy_id'
+  | 'id'
+  | 'updated_at'
+  | 'team_id'
+  | 'next_reply_minutes'
+  | 'escalation_policy_id'
+  | 'warning_thresholds'
 > & {
+  /** Absent or null: the global warning share. */
+  warning_thresholds?: number[] | null;
   /** Absent or null: every team. */
   team_id?: number | null;
   /** Absent or null: no next-reply target. */
@@ -35,6 +47,7 @@ export type PolicyFields = Omit<
 
 const COLUMNS = `id, name, priority, requester_org, team_id, first_response_minutes,
   resolution_minutes, next_reply_minutes, calendar_id, alert_channels, escalation_policy_id,
+  warning_thresholds,
   updated_at`;
 
 function policyOf(row: Record<string, unknown>): PolicyRow {
@@ -51,6 +64,8 @@ function policyOf(row: Record<string, unknown>): PolicyRow {
     alert_channels: (row.alert_channels as AlertChannels) ?? {},
     escalation_policy_id:
       row.escalation_policy_id == null ? null : Number(row.escalation_policy_id),
+    warning_thresholds:
+      row.warning_thresholds == null ? null : (row.warning_thresholds as unknown[]).map(Number),
     updated_at: row.updated_at as Date,
   };
 }
@@ -66,6 +81,7 @@ function valuesOf(fields: PolicyFields): unknown[] {
     JSON.stringify(fields.alert_channels),
     fields.team_id ?? null,
     fields.next_reply_minutes ?? null,
+    fields.warning_thresholds ?? null,
   ];
 }
 
@@ -77,8 +93,8 @@ export async function policyInsert(
   const { rows } = await db.query(
     `insert into stega.sla_policies
        (name, priority, requester_org, first_response_minutes, resolution_minutes, calendar_id,
-        alert_channels, team_id, next_reply_minutes, updated_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+        alert_channels, team_id, next_reply_minutes, warning_thresholds, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
      returning ${COLUMNS}`,
     [...valuesOf(fields), now],
   );
@@ -94,8 +110,8 @@ export async function policyEnsure(
   await db.query(
     `insert into stega.sla_policies
        (name, priority, requester_org, first_response_minutes, resolution_minutes, calendar_id,
-        alert_channels, team_id, next_reply_minutes, updated_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+        alert_channels, team_id, next_reply_minutes, warning_thresholds, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
      on conflict do nothing`,
     [...valuesOf(fields), now],
   );
@@ -157,7 +173,7 @@ export async function policyUpdate(
     `update stega.sla_policies
         set name = $2, priority = $3, requester_org = $4, first_response_minutes = $5,
             resolution_minutes = $6, calendar_id = $7, alert_channels = $8, team_id = $9,
-            next_reply_minutes = $10, updated_at = $11
+            next_reply_minutes = $10, warning_thresholds = $11, updated_at = $12
       where id = $1
       returning ${COLUMNS}`,
     [id, ...valuesOf(fields), now],

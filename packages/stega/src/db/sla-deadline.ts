@@ -12,16 +12,17 @@ const MAX_ATTEMPTS = 5;
 
 /**
  * The earliest due or warning instant after `after` of a running clock, or the next level
- * of a running escalation chain, or null. Each lookup walks a partial index from `after`.
- * A clock whose warning is disabled has warn_at = due_at, the same instant.
+ * of a running escalation chain, or null. Each lookup walks a partial index from `after`;
+ * a clock's warning instant is its next threshold not yet warned (`next_warn_at`, null
+ * when none is left).
  */
 export async function slaNextInstant(db: Queryable, after: Date): Promise<Date | null> {
   const { rows } = await db.query(
     `select least(
        (select min(due_at) from stega.sla_clocks
          where stopped_at is null and paused_since is null and due_at > $1),
-       (select min(warn_at) from stega.sla_clocks
-         where stopped_at is null and paused_since is null and warn_at > $1),
+       (select min(next_warn_at) from stega.sla_clocks
+         where stopped_at is null and paused_since is null and next_warn_at > $1),
        (select min(next_at) from stega.escalations
          where stopped_at is null and next_at is not null and next_at > $1)) as next`,
     [after],

@@ -130,7 +130,12 @@ export const clockOut = z.object({
   paused_since: nullableDate,
   stopped_at: nullableDate,
   due_at: z.date(),
-  warn_at: z.date(),
+  warn_at: z.date().describe('the first warning instant (at risk from here); due_at when none'),
+  warnings: z
+    .array(z.object({ threshold: z.number().nullable(), at: z.date() }))
+    .describe(
+      'each pre-breach warning of the clock: its share of the target and its instant (provisional while paused)',
+    ),
   breached: z.boolean(),
 });
 
@@ -163,6 +168,12 @@ export const warningOut = z.object({
   due_at: z.date(),
   detected_at: z.date(),
   elapsed_share: z.number(),
+  threshold: z
+    .number()
+    .nullable()
+    .describe(
+      'the share of the target this warning is for (the policy’s threshold, else SLA_WARNING_SHARE); null on warnings recorded before per-policy thresholds',
+    ),
   event_id: id.nullable(),
 });
 
@@ -313,6 +324,12 @@ export const policyOut = z.object({
   escalation_policy_id: id
     .nullable()
     .describe('the escalation policy its breaches climb (issue 14); null: none'),
+  warning_thresholds: z
+    .array(z.number())
+    .nullable()
+    .describe(
+      'pre-breach warnings as shares of the target, ascending (0.5 = at half the target); null: one warning at SLA_WARNING_SHARE; empty: none',
+    ),
   alert_channels: z.object({
     in_app: z.boolean(),
     email: z.array(z.string()),

@@ -47,6 +47,8 @@ interface FollowSource {
   calendar: BusinessCalendar;
   /** null: each clock keeps its target (a calendar edit). */
   targets: SlaTargets | null;
+  /** The policy's warning shares (null: the global default); undefined: each ticket keeps its own. */
+  warningShares?: number[] | null;
   /** Added to each activity entry: which edit moved the clock. */
   reason: Record<string, unknown>;
 }
@@ -89,6 +91,7 @@ async function sourceOf(tx: Queryable, edit: ClockFollowPayload): Promise<Follow
     calendarId: row.id,
     calendar: calendarOfRow(row),
     targets: targetsOf(policy),
+    warningShares: policy.warning_thresholds,
     reason: { reason: 'policy_edited', policy_id: policy.id, policy_name: policy.name },
   };
 }
@@ -130,15 +133,14 @@ async function followBatch(
     if (edit.source === 'calendar' && calendarId !== edit.id) continue;
     const after = followTicketSla(source.calendar, before, source.targets, now);
     const changes = clockChanges(before, after);
-    if (changes.length === 0 && calendarId === source.calendarId) continue;
-    moved += 1;
-    const written = clockRowsOf(
-      ticket.id,
-      source.calendarId,
-      source.calendar,
-      after,
+    const ownShares = own[0]?.warning_shares ?? null;
+    const shares = (source.warningShares === undefined ? ownShares : source.warningShares) ?? [
       ctx.warningShare,
-    );
+    ];
+    const sharesChanged = JSON.stringify(shares) !== JSON.stringify(ownShares);
+    if (changes.length === 0 && calendarId === source.calendarId && !sharesChanged) continue;
+    moved += 1;
+    const written = clockRowsOf(ticket.id, source.calendarId, source.calendar, after, shares);
     // a clock left as it was (stopped, breached) keeps its warning instant too
     rows.push(
       ...written.map((row) =>
@@ -155,11 +157,8 @@ async function followBatch(
       });
     }
   }
-  await clockSave(tx, rows);
+  const next = await clockSave(tx, rows);
   await activityInsertMany(tx, entries, edit.actor, now);
-  const instants = rows
-    .filter((row) => row.stopped_at === null && row.paused_since === null)
-    .map((row) => Math.min(row.warn_at.getTime(), row.due_at.getTime()));
-  if (instants.length > 0) await slaDeadlineArm(tx, new Date(Math.min(...instants)));
+  if (next) await slaDeadlineArm(tx, next);
   return { seen: ids.length, moved, last: ids[ids.length - 1] as number };
 }

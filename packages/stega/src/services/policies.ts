@@ -116,6 +116,8 @@ export interface PolicyInput {
   alert_channels?: AlertChannels;
   /** The escalation policy its breaches climb; null or absent: none (issue 14). */
   escalation_policy_id?: number | null;
+  /** Pre-breach warnings as shares of the target; null or absent: SLA_WARNING_SHARE. */
+  warning_thresholds?: number[] | null;
 }
 
 /**
@@ -138,6 +140,7 @@ const CLOCK_FIELDS = [
   'resolution_minutes',
   'next_reply_minutes',
   'calendar_id',
+  'warning_thresholds',
 ] as const;
 
 const DEFAULT_CHANNELS: AlertChannels = { in_app: true };
@@ -272,7 +275,9 @@ export async function updatePolicy(
       if (patch.calendar_id !== undefined) await requireCalendar(tx, fields.calendar_id);
       if (patch.team_id != null) await requireTeam(tx, patch.team_id, 'team_id');
       const updated = (await policyUpdate(tx, id, fields, ctx.now())) as PolicyRow;
-      const clocksChanged = CLOCK_FIELDS.some((field) => updated[field] !== current[field]);
+      const clocksChanged = CLOCK_FIELDS.some(
+        (field) => JSON.stringify(updated[field]) !== JSON.stringify(current[field]),
+      );
       if (clocksChanged && applyTo === 'running') {
         await clockFollowEnqueue(tx, { source: 'policy', id, actor: viewer?.name ?? 'system' });
       }
@@ -315,6 +320,10 @@ function fieldsOf(input: PolicyInput, current: PolicyRow | undefined): PolicyFie
     next_reply_minutes: input.next_reply_minutes ?? null,
     calendar_id: input.calendar_id,
     alert_channels: input.alert_channels ?? current?.alert_channels ?? DEFAULT_CHANNELS,
+    warning_thresholds:
+      input.warning_thresholds == null
+        ? null
+        : [...new Set(input.warning_thresholds)].sort((a, b) => a - b),
   };
 }
 

@@ -48,27 +48,48 @@ export function ticketSlaOf(status: TicketStatus, rows: ClockRow[]): TicketSla |
   };
 }
 
-/** The rows to store for a ticket's SLA; `warn_at` is recomputed with every change. */
+/**
+ * The rows to store for a ticket's SLA; the warning instants are recomputed with every
+ * change, one per share of `warningShares` (ascending, each in (0, 1]; a share of 1 is the
+ * due time: no warning). `warn_at` is the first of them, or `due_at` when there is none.
+ */
 export function clockRowsOf(
   ticketId: number,
   calendarId: number,
   calendar: BusinessCalendar,
   sla: TicketSla,
-  warningShare: number,
+  warningShares: readonly number[],
 ): ClockRow[] {
+  const shares = [...new Set(warningShares)].sort((a, b) => a - b);
   const clocks = [sla.first_response, sla.resolution, ...(sla.next_reply ? [sla.next_reply] : [])];
-  return clocks.map((clock) => ({
-    ticket_id: ticketId,
-    calendar_id: calendarId,
-    kind: clock.kind,
-    started_at: clock.started_at,
-    target_minutes: clock.target_minutes,
-    paused_business_minutes: clock.paused_business_minutes,
-    paused_since: clock.paused_since,
-    stopped_at: clock.stopped_at,
-    due_at: clock.due_at,
-    warn_at: slaWarningAt(calendar, clock, warningShare),
-  }));
+  return clocks.map((clock) => {
+    const instants = shares.map((share) => slaWarningAt(calendar, clock, share));
+    return {
+      ticket_id: ticketId,
+      calendar_id: calendarId,
+      kind: clock.kind,
+      started_at: clock.started_at,
+      target_minutes: clock.target_minutes,
+      paused_business_minutes: clock.paused_business_minutes,
+      paused_since: clock.paused_since,
+      stopped_at: clock.stopped_at,
+      due_at: clock.due_at,
+      warn_at: instants[0] ?? clock.due_at,
+      warning_shares: shares,
+      warning_instants: instants,
+    };
+  });
+}
+
+/**
+ * The warning shares a policy gives its clocks: its own thresholds, else the global default
+ * share (SLA_WARNING_SHARE).
+ */
+export function warningSharesOf(
+  policy: { warning_thresholds?: number[] | null } | undefined,
+  defaultShare: number,
+): number[] {
+  return policy?.warning_thresholds ?? [defaultShare];
 }
 
 /** The targets a policy sets. */
@@ -94,6 +115,18 @@ export function clockView(row: ClockRow, now: Date) {
     stopped_at: row.stopped_at,
     due_at: row.due_at,
     warn_at: row.warn_at,
+    // each pre-breach warning: its share of the target and its instant (provisional while paused)
+    warnings:
+      row.warning_shares === null
+        ? row.warn_at < row.due_at
+          ? [{ threshold: null, at: row.warn_at }]
+          : []
+        : row.warning_shares
+            .map((threshold, i) => ({
+              threshold,
+              at: row.warning_instants?.[i] ?? row.due_at,
+            }))
+            .filter((warning) => warning.threshold < 1),
     breached: isBreached(clock, now),
   };
 }

@@ -18,6 +18,11 @@ export interface StoredSla {
   sla: TicketSla;
   calendarId: number;
   calendar: BusinessCalendar;
+  /**
+   * The shares of the target its clocks warn at (the policy's thresholds when the clocks were
+   * started or last followed their policy); null: the global default (SLA_WARNING_SHARE).
+   */
+  warningShares: number[] | null;
 }
 
 /** Locks the ticket for the rest of the transaction. @throws NotFoundError */
@@ -33,7 +38,12 @@ export async function loadSla(tx: Queryable, ticket: TicketRow): Promise<StoredS
   const calendarId = rows[0]?.calendar_id;
   if (!sla || calendarId === undefined) return undefined;
   const calendar = (await calendarGet(tx, calendarId)) as CalendarRow;
-  return { sla, calendarId, calendar: calendarOfRow(calendar) };
+  return {
+    sla,
+    calendarId,
+    calendar: calendarOfRow(calendar),
+    warningShares: rows[0]?.warning_shares ?? null,
+  };
 }
 
 /**
@@ -55,15 +65,12 @@ export async function storeSla(
       after.calendarId,
       after.calendar,
       after.sla,
-      ctx.warningShare,
+      after.warningShares ?? [ctx.warningShare],
     );
-    await clockSave(tx, rows);
+    const next = await clockSave(tx, rows);
     // an escalation chain stops when its breach ends (SLA met, resolved, waiting)
     await escalationStopEnded(tx, ticketId, ctx.now());
-    const instants = rows
-      .filter((row) => row.stopped_at === null && row.paused_since === null)
-      .map((row) => Math.min(row.warn_at.getTime(), row.due_at.getTime()));
-    if (instants.length > 0) await slaDeadlineArm(tx, new Date(Math.min(...instants)));
+    if (next) await slaDeadlineArm(tx, next);
   }
   return changes;
 }

@@ -102,6 +102,7 @@ export async function createTicket(
         sla,
         calendar,
         calendarId: chosen.calendar.id,
+        warningShares: chosen.policy.warning_thresholds,
       });
     }
     await logActivity(tx, ticketId, actor, [created, ...clockEntries], now);
@@ -181,6 +182,7 @@ async function rechoosePolicy(
     next = {
       ...stored,
       sla: retargetTicketSla(stored.calendar, stored.sla, targetsOf(chosen.policy)),
+      warningShares: chosen.policy.warning_thresholds,
     };
   } else {
     if (after.status === 'resolved' || after.status === 'closed') return entries;
@@ -188,7 +190,12 @@ async function rechoosePolicy(
     let sla: TicketSla = openTicketSla(calendar, targetsOf(chosen.policy), now);
     if (after.status === 'waiting') sla = transitionTicketSla(calendar, sla, 'waiting', now);
     else sla = { ...sla, status: after.status };
-    next = { sla, calendar, calendarId: chosen.calendar.id };
+    next = {
+      sla,
+      calendar,
+      calendarId: chosen.calendar.id,
+      warningShares: chosen.policy.warning_thresholds,
+    };
   }
   entries.push(...(await storeSla(tx, ctx, before.id, stored?.sla, next)));
   return entries;

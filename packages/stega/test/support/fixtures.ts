@@ -54,8 +54,10 @@ export async function ticketInsertWithClocks(
       options.startedAt.getTime() + (due.getTime() - options.startedAt.getTime()) * share,
     );
     await db.query(
-      `insert into stega.sla_clocks (ticket_id, kind, calendar_id, started_at, target_minutes, due_at, warn_at)
-       values ($1, $2, $3, $4, $5, $6, $7)`,
+      `insert into stega.sla_clocks (ticket_id, kind, calendar_id, started_at, target_minutes, due_at, warn_at,
+                                     next_warn_at)
+       values ($1, $2, $3, $4, $5, $6::timestamptz, $7::timestamptz,
+               case when $7::timestamptz < $6::timestamptz then $7::timestamptz end)`,
       [
         ticketId,
         kind,

@@ -51,6 +51,21 @@ const policyFields = {
     .describe(
       'the escalation policy a breach of this policy climbs (GET /api/escalation-policies); null: none, alerts go once as before',
     ),
+  warning_thresholds: z
+    .array(
+      z
+        .number()
+        .gt(0, { error: 'must be a share of the target above 0 (0.5 = half of it)' })
+        .lt(1, { error: 'must be below 1 (the due time itself is the breach)' }),
+    )
+    .max(5, { error: 'at most 5 warnings' })
+    .refine((shares) => new Set(shares).size === shares.length, {
+      error: 'each threshold once',
+    })
+    .nullable()
+    .describe(
+      'pre-breach warnings as shares of the target, e.g. [0.5, 0.8]: one warning at each; null: one at SLA_WARNING_SHARE; []: none',
+    ),
 };
 
 const createBody = z.strictObject({
@@ -61,6 +76,7 @@ const createBody = z.strictObject({
   next_reply_minutes: policyFields.next_reply_minutes.optional(),
   alert_channels: alertChannelsSchema.optional(),
   escalation_policy_id: policyFields.escalation_policy_id.optional(),
+  warning_thresholds: policyFields.warning_thresholds.optional(),
 });
 
 const patchBody = z
@@ -74,6 +90,7 @@ const patchBody = z
     next_reply_minutes: policyFields.next_reply_minutes.optional(),
     calendar_id: policyFields.calendar_id.optional(),
     escalation_policy_id: policyFields.escalation_policy_id.optional(),
+    warning_thresholds: policyFields.warning_thresholds.optional(),
     alert_channels: alertChannelsPatchSchema
       .optional()
       .describe(
@@ -83,7 +100,7 @@ const patchBody = z
       .enum(['running', 'new_tickets_only'])
       .optional()
       .describe(
-        'whom new targets or a new calendar reach: `running` (default) also moves the clocks running under the policy (stopped and breached clocks keep theirs), `new_tickets_only` leaves them as they are',
+        'whom new targets, thresholds or a new calendar reach: `running` (default) also moves the clocks running under the policy (stopped and breached clocks keep theirs), `new_tickets_only` leaves them as they are',
       ),
   })
   .refine((body) => Object.keys(body).length > 0, { error: 'give at least one field to change' });
