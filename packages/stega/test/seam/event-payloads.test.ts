@@ -1,16 +1,31 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { createTestDatabase } from '../../../../test-support/database.js';
 import { breachRecordDue, warningRecordDue } from '../../src/db/breaches.js';
+import { calendarInsert } from '../../src/db/calendars.js';
 import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
-import { inTransaction } from '../../src/db/pool.js';
+import { policyInsert } from '../../src/db/policies.js';
+import { createPool, inTransaction } from '../../src/db/pool.js';
 import { reportFiguresCompute, reportInsert } from '../../src/db/reports.js';
+import { escalationLevelsSchema } from '../../src/domain/escalation-policy.js';
 import {
   activityReportEvent,
   EVENT_TYPES,
+  slaAcknowledgedEvent,
   slaBreachedEvent,
+  slaEscalatedEvent,
   slaWarningEvent,
 } from '../../src/events.js';
+import { checkSlaBreaches } from '../../src/jobs/check-sla-breaches.js';
+import type { Actor, ServiceContext } from '../../src/services/context.js';
+import {
+  acknowledgeAsActor,
+  createEscalationPolicy,
+  listTicketEscalations,
+} from '../../src/services/escalations.js';
+import { updatePolicy } from '../../src/services/policies.js';
+import { createTicket } from '../../src/services/tickets.js';
+import { TestClock } from '../http/app-fixture.js';
 import {
   agentInsert,
   calendarInsert24x7,
@@ -82,5 +97,68 @@ describe('event payloads: what the SQL publishes is what events.ts describes', a
     const events = await publishedEvents(db.pool, NOTIFICATIONS_QUEUE, EVENT_TYPES.activityReport);
     expect(events).toHaveLength(1);
     expectExactly(activityReportEvent, events[0] as Record<string, unknown>);
+  });
+});
+
+describe('event payloads of escalations', async () => {
+  const db = await createTestDatabase({ template: 'stega' });
+  const pool = createPool(db.url, 4);
+  afterAll(() => pool.end());
+  const clock = new TestClock(new Date('2026-03-02T09:00:00Z'));
+  const ctx: ServiceContext = { pool, now: clock.now, warningShare: 1 };
+  const admin: Actor = { role: 'admin', name: 'admin', agentId: null, tokenId: null };
+
+  it('ticket.sla_escalated and ticket.sla_acknowledged', async () => {
+    await pool.query('delete from stega.sla_policies');
+    const calendar = await calendarInsert(
+      pool,
+      { name: '24x7', time_zone: 'UTC', always_open: true, weekly_hours: {}, holidays: [] },
+      clock.now(),
+    );
+    const assignee = await agentInsert(pool, 'Ana Assignee');
+    const escalation = await createEscalationPolicy(ctx, {
+      name: 'climb',
+      levels: escalationLevelsSchema.parse([
+        { delay_minutes: 0, targets: { assignee: true } },
+        { delay_minutes: 30, targets: { assignee: true } },
+      ]),
+    });
+    const sla = await policyInsert(
+      pool,
+      {
+        name: 'normal',
+        priority: 'normal',
+        requester_org: null,
+        first_response_minutes: 60,
+        resolution_minutes: 100_000,
+        calendar_id: calendar.id,
+        alert_channels: { in_app: true },
+      },
+      clock.now(),
+    );
+    await updatePolicy(ctx, sla.id, { escalation_policy_id: escalation.id });
+    const ticket = await createTicket(ctx, admin, {
+      subject: 'Mail server down',
+      requester_name: 'Rui',
+      requester_email: 'rui@example.test',
+      priority: 'normal',
+      assignee_id: assignee,
+    });
+    const due = ticket.clocks.find((c) => c.kind === 'first_response')?.due_at as Date;
+    expect(await checkSlaBreaches(pool, due)).toMatchObject({ breaches: 1, escalations: 1 });
+    const [chain] = await listTicketEscalations(ctx, ticket.id);
+    clock.set(new Date(due.getTime() + 10 * minute));
+    expect((await acknowledgeAsActor(ctx, chain?.id as number, admin, 'api')).changed).toBe(true);
+
+    const escalated = await publishedEvents(pool, NOTIFICATIONS_QUEUE, EVENT_TYPES.slaEscalated);
+    expect(escalated).toHaveLength(1);
+    expectExactly(slaEscalatedEvent, escalated[0] as Record<string, unknown>);
+    const acknowledged = await publishedEvents(
+      pool,
+      NOTIFICATIONS_QUEUE,
+      EVENT_TYPES.slaAcknowledged,
+    );
+    expect(acknowledged).toHaveLength(1);
+    expectExactly(slaAcknowledgedEvent, acknowledged[0] as Record<string, unknown>);
   });
 });
