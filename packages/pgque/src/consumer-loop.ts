@@ -265,9 +265,11 @@ export abstract class ConsumerLoop {
         failures = 0;
         if (messages.length > 0) {
           await this.processBatch(messages, stop);
-          // caught up: wait for the next tick's NOTIFY (one that came meanwhile is latched)
-          // instead of asking for a batch that is not there
-          if (!this.refetchAfterBatch && !(await this.ticksPending())) {
+          // a tick's NOTIFY came during the batch: fetch at once, no "pending?" round trip
+          // (an early one, for the batch just done, costs one empty fetch instead). Else
+          // caught up: wait for the next tick's NOTIFY instead of asking for a batch that
+          // is not there
+          if (!this.refetchAfterBatch && !this.wakeup.notified && !(await this.ticksPending())) {
             await this.wakeup.wait(this.pollInterval, stop);
           }
           continue;

@@ -16,6 +16,11 @@ export class Wakeup {
     this.pending = false;
   }
 
+  /** Whether a notification arrived since the last `clear()`. */
+  get notified(): boolean {
+    return this.pending;
+  }
+
   /** Resolves on a notification (or one pending), after `timeoutMs`, or on abort. */
   wait(timeoutMs: number, signal?: AbortSignal): Promise<'notified' | 'timeout' | 'aborted'> {
     if (this.pending) return Promise.resolve('notified');
