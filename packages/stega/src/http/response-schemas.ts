@@ -270,6 +270,9 @@ export const escalationOut = z.object({
       escalationLevelOut.extend({
         fire_at: z.date(),
         fired_at: nullableDate,
+        firing_id: id
+          .nullable()
+          .describe('alert_id of its deliveries (alert_type escalation); null until it fired'),
         notified_agents: z.array(agentRef).describe('the agent targets as resolved when it fired'),
       }),
     )

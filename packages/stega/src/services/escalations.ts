@@ -75,6 +75,8 @@ export function escalationView(row: EscalationRow, viewer?: Actor) {
         ...level,
         fire_at: new Date(row.due_at.getTime() + level.delay_minutes * 60_000),
         fired_at: fired?.fired_at ?? null,
+        /** The ledger's alert_id of this level's deliveries (alert_type `escalation`). */
+        firing_id: fired?.firing_id ?? null,
         notified_agents: fired?.agents ?? [],
       };
     }),

@@ -5,6 +5,7 @@ import { api, onUnauthorized } from './api.js';
 import { displayZone, setDisplayZone } from './format.js';
 import { AgentsPage } from './pages/agents.js';
 import { CalendarEditPage, CalendarsPage } from './pages/calendars.js';
+import { EscalationPoliciesPage } from './pages/escalation-policies.js';
 import { AlertBell, InboxPage } from './pages/inbox.js';
 import { NotFoundPage } from './pages/not-found.js';
 import { OperationsPage } from './pages/operations/index.js';
@@ -22,6 +23,7 @@ import type { Session } from './types.js';
 const NAV = [
   { to: '/tickets', label: 'Tickets', admin: false },
   { to: '/policies', label: 'SLA policies', admin: false },
+  { to: '/escalation-policies', label: 'Escalations', admin: false },
   { to: '/calendars', label: 'Calendars', admin: false },
   { to: '/agents', label: 'Agents', admin: true },
   { to: '/teams', label: 'Teams', admin: false },
@@ -176,6 +178,7 @@ function Page({ session }: { session: Session }) {
         path="/policies/:id"
         element={<WithId render={(id) => <PolicyEditPage id={id} admin={admin} />} />}
       />
+      <Route path="/escalation-policies" element={<EscalationPoliciesPage admin={admin} />} />
       <Route path="/calendars" element={<CalendarsPage admin={admin} />} />
       <Route path="/calendars/new" element={<CalendarEditPage admin={admin} />} />
       <Route

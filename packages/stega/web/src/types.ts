@@ -5,6 +5,7 @@ import type {
   alertPageOut,
   calendarOut,
   deadLetterOut,
+  escalationPolicyOut,
   missedTargetOut,
   outstandingDeliveriesOut,
   policyOut,
@@ -62,6 +63,8 @@ export type Takeovers = Out<typeof takeoversOut>;
 export type JobOverview = Out<typeof jobOverviewOut>;
 export type DeliverySeries = Out<typeof deliverySeriesOut>;
 export type OutstandingDeliveries = Out<typeof outstandingDeliveriesOut>;
+export type EscalationPolicy = Out<typeof escalationPolicyOut>;
+export type Escalation = TicketDetail['escalations'][number];
 
 export type Priority = TicketListItem['priority'];
 export type TicketStatus = TicketListItem['status'];

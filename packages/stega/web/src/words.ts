@@ -121,6 +121,16 @@ export function activityText(
       return `moved the ${clock} due time to ${at('due_at')}${
         details.previous_due_at ? ` (was ${at('previous_due_at')})` : ''
       }`;
+    case 'escalation_acknowledged':
+      return `acknowledged the ${clock} escalation${
+        details.via === 'email'
+          ? ' (email link)'
+          : details.via === 'chat'
+            ? ' (chat)'
+            : details.via === 'api'
+              ? ' (API)'
+              : ''
+      }${details.last_level_fired != null ? `, after level ${details.last_level_fired}` : ''}`;
     default: {
       // an entry this page does not know yet: its action and details, in words
       const parts = Object.entries(details)

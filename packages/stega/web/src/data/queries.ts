@@ -4,6 +4,7 @@ import type {
   Agent,
   AlertPage,
   Calendar,
+  EscalationPolicy,
   Policy,
   Team,
   TicketDetail,
@@ -22,6 +23,7 @@ export const keys = {
   tokens: ['tokens'] as const,
   calendars: ['calendars'] as const,
   policies: ['sla-policies'] as const,
+  escalationPolicies: ['escalation-policies'] as const,
   tickets: ['tickets'] as const,
   alerts: ['alerts'] as const,
   reports: ['reports'] as const,
@@ -53,6 +55,8 @@ export const policiesQuery = () =>
   getQuery<{ items: Policy[] }>([...keys.policies, 'list'], '/api/sla-policies');
 export const policyQuery = (id: number) =>
   getQuery<Policy>([...keys.policies, id], `/api/sla-policies/${id}`);
+export const escalationPoliciesQuery = () =>
+  getQuery<{ items: EscalationPolicy[] }>(keys.escalationPolicies, '/api/escalation-policies');
 export const ticketQuery = (id: number) =>
   getQuery<TicketDetail>([...keys.tickets, id], `/api/tickets/${id}`);
 /**

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { Link } from 'react-router';
+import { useAcknowledgeTicket } from '../components/escalations.js';
 import { LoadState } from '../components/layout.js';
 import {
   type InboxEntry,
@@ -106,12 +107,18 @@ function InboxItem({
 }) {
   const a = entry.alert;
   const unreadIds = entry.copies.filter((c) => c.read_at === null).map((c) => c.id);
+  const acknowledge = useAcknowledgeTicket();
+  const [acked, setAcked] = useState<string | undefined>();
   return (
     <li className={entry.unread ? 'inbox-item unread' : 'inbox-item'} data-alert-id={a.id}>
       <div>
         <p className="inbox-title">
           <span className={`badge alert-${a.alert_type}`}>
-            {a.alert_type === 'breach' ? 'Breach' : 'Warning'}
+            {a.alert_type === 'breach'
+              ? 'Breach'
+              : a.alert_type === 'escalation'
+                ? 'Escalation'
+                : 'Warning'}
           </span>{' '}
           <Link to={`/tickets/${a.ticket_id}`}>
             #{a.ticket_id} {a.ticket_subject}
@@ -121,6 +128,32 @@ function InboxItem({
           {a.message} · {formatDateTime(a.created_at)} · {readersText(entry, session)}
         </p>
       </div>
+      {a.alert_type === 'escalation' ? (
+        <button
+          type="button"
+          className="primary small"
+          disabled={acknowledge.isPending}
+          onClick={() =>
+            acknowledge.mutate(a.ticket_id, {
+              onSuccess: (result) =>
+                setAcked(
+                  result.items.some((r) => r.changed)
+                    ? 'Acknowledged'
+                    : 'Nothing left to acknowledge',
+                ),
+              onError: (error) => setAcked(error.message),
+            })
+          }
+          aria-label={`Acknowledge the escalation on #${a.ticket_id}`}
+        >
+          Acknowledge
+        </button>
+      ) : null}
+      {acked ? (
+        <span className="small" role="status">
+          {acked}
+        </span>
+      ) : null}
       {entry.unread ? (
         <button
           type="button"

@@ -4,6 +4,7 @@ import { Link } from 'react-router';
 import { ApiError, api, type Issue } from '../api.js';
 import { DeliveryProgress, PriorityBadge, SlaBadge, StatusBadge } from '../components/badges.js';
 import { Countdown } from '../components/countdown.js';
+import { EscalationsSection } from '../components/escalations.js';
 import { Field } from '../components/field.js';
 import { Freshness, LoadState, Section, TableRegion } from '../components/layout.js';
 import { agentsQuery, policiesQuery, ticketQuery } from '../data/queries.js';
@@ -181,6 +182,8 @@ export function TicketPage({ id, session }: { id: number; session: Session }) {
         )}
       </Section>
 
+      <EscalationsSection ticketId={t.id} escalations={t.escalations} />
+
       <AlertsSection ticket={t} names={names} />
 
       <Section id="activity" title="Activity">
@@ -221,6 +224,13 @@ function firstResponseText(respondedAt: string | null, clock: Clock | undefined)
  */
 function AlertsSection({ ticket, names }: { ticket: TicketDetail; names: Names }) {
   const alertName = (type: string, id: number) => {
+    if (type === 'escalation') {
+      for (const chain of ticket.escalations) {
+        const level = chain.levels.find((l) => l.firing_id === id);
+        if (level) return `${label(chain.kind)} escalation, level ${level.level}`;
+      }
+      return 'Escalation level';
+    }
     if (type === 'breach') {
       const breach = ticket.breaches.find((b) => b.id === id);
       return `${breach ? label(breach.kind) : 'SLA'} breach`;

@@ -13,6 +13,8 @@ export interface PolicyDraft {
   resolution_minutes: string;
   next_reply_minutes: string;
   calendar_id: string;
+  /** The escalation policy its breaches climb; empty: none. */
+  escalation_policy_id: string;
   in_app: boolean;
   email: string;
   email_assignee: boolean;
@@ -44,6 +46,7 @@ export const NEW_POLICY: PolicyDraft = {
   resolution_minutes: '480',
   next_reply_minutes: '',
   calendar_id: '',
+  escalation_policy_id: '',
   in_app: true,
   email: '',
   email_assignee: false,
@@ -71,6 +74,7 @@ export function draftOf(p: Policy): PolicyDraft {
     resolution_minutes: String(p.resolution_minutes),
     next_reply_minutes: p.next_reply_minutes === null ? '' : String(p.next_reply_minutes),
     calendar_id: String(p.calendar_id),
+    escalation_policy_id: p.escalation_policy_id === null ? '' : String(p.escalation_policy_id),
     in_app: p.alert_channels.in_app,
     email: p.alert_channels.email.join('\n'),
     email_assignee: p.alert_channels.email_assignee,
@@ -213,8 +217,9 @@ export function bodyOf(d: PolicyDraft) {
     next_reply_minutes:
       d.next_reply_minutes.trim() === '' ? null : numberOrText(d.next_reply_minutes),
     calendar_id: d.calendar_id === '' ? null : Number(d.calendar_id),
+    escalation_policy_id: d.escalation_policy_id === '' ? null : Number(d.escalation_policy_id),
   };
 }
 
 export const FIELD_PATHS =
-  /^(name|priority|requester_org|team_id|first_response_minutes|resolution_minutes|next_reply_minutes|calendar_id|alert_channels(\.in_app|\.email_assignee|\.email.*|\.webhooks\[\d+\]\.(url|secret)|\.(slack|teams)\[\d+\]\.(url|label)|\.pagerduty\[\d+\]\.(routing_key|label|breach_severity)|\.retry(\.delays_seconds.*|\.give_up_after_hours)?|\.fallback(\.after_minutes|\.email_assignee|\.email_team_lead|\.email.*|\.webhooks\[\d+\]\.(url|secret))?)?)$/;
+  /^(name|priority|requester_org|team_id|first_response_minutes|resolution_minutes|next_reply_minutes|calendar_id|escalation_policy_id|alert_channels(\.in_app|\.email_assignee|\.email.*|\.webhooks\[\d+\]\.(url|secret)|\.(slack|teams)\[\d+\]\.(url|label)|\.pagerduty\[\d+\]\.(routing_key|label|breach_severity)|\.retry(\.delays_seconds.*|\.give_up_after_hours)?|\.fallback(\.after_minutes|\.email_assignee|\.email_team_lead|\.email.*|\.webhooks\[\d+\]\.(url|secret))?)?)$/;

@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import type { Issue } from '../../api.js';
 import { Field } from '../../components/field.js';
 import { TextField } from '../../components/form-fields.js';
-import { teamsQuery } from '../../data/queries.js';
+import { escalationPoliciesQuery, teamsQuery } from '../../data/queries.js';
 import { label } from '../../format.js';
 import { type Calendar, PRIORITIES, type Priority } from '../../types.js';
 import type { PolicyDraft, SetDraft } from './draft.js';
@@ -22,6 +22,7 @@ export function TargetFields({
   calendars: Calendar[] | undefined;
 }) {
   const teams = useQuery({ ...teamsQuery(), refetchInterval: 60_000 });
+  const escalations = useQuery({ ...escalationPoliciesQuery(), refetchInterval: 60_000 });
   const minutes = { inputMode: 'numeric' } as const;
   return (
     <>
@@ -111,6 +112,27 @@ export function TargetFields({
             {(calendars ?? []).map((c) => (
               <option key={c.id} value={String(c.id)}>
                 {c.always_open ? c.name : `${c.name} (${c.time_zone})`}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field
+        path="escalation_policy_id"
+        label="Escalation policy"
+        issues={issues}
+        hint="A breach climbs its levels until someone acknowledges it or the SLA is met. None: the alert goes once."
+      >
+        {(aria) => (
+          <select
+            {...aria}
+            value={draft.escalation_policy_id}
+            onChange={(e) => set('escalation_policy_id', e.target.value)}
+          >
+            <option value="">None</option>
+            {(escalations.data?.items ?? []).map((e) => (
+              <option key={e.id} value={String(e.id)}>
+                {e.name} ({e.levels.length} {e.levels.length === 1 ? 'level' : 'levels'})
               </option>
             ))}
           </select>
