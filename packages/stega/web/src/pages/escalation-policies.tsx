@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api } from '../api.js';
 import { Field, FieldError, fieldId, issueAt } from '../components/field.js';
+import { TextField } from '../components/form-fields.js';
 import { LoadState, Section } from '../components/layout.js';
 import { SaveFeedback } from '../components/save-feedback.js';
 import { agentsQuery, escalationPoliciesQuery, keys } from '../data/queries.js';
@@ -198,30 +199,29 @@ function PolicyForm({
     >
       <h3>{policy ? `Edit ${policy.name}` : 'Add an escalation policy'}</h3>
       <SaveFeedback save={save} knownPaths={() => false} />
-      <Field path="name" idPrefix={prefix} label="Policy name" issues={save.issues}>
-        {(aria) => <input {...aria} value={name} onChange={(e) => setName(e.target.value)} />}
-      </Field>
+      <TextField
+        path="name"
+        idPrefix={prefix}
+        label="Policy name"
+        issues={save.issues}
+        value={name}
+        onChange={setName}
+      />
       {levels.map((level, i) => {
         const base = `levels[${i}]`;
         const targetsError = issueAt(save.issues, `${base}.targets`);
         return (
           <fieldset key={i} className="group" aria-label={`Level ${i}`}>
             <legend>Level {i}</legend>
-            <Field
+            <TextField
               path={`${base}.delay_minutes`}
               idPrefix={prefix}
               label={`Level ${i} delay (minutes after the breach)`}
               issues={save.issues}
-            >
-              {(aria) => (
-                <input
-                  {...aria}
-                  inputMode="numeric"
-                  value={level.delay}
-                  onChange={(e) => setLevel(i, { delay: e.target.value })}
-                />
-              )}
-            </Field>
+              value={level.delay}
+              onChange={(delay) => setLevel(i, { delay })}
+              input={{ inputMode: 'numeric' }}
+            />
             <div className="row">
               {(['assignee', 'team', 'team_lead'] as const).map((key) => (
                 <label key={key} className="check">
