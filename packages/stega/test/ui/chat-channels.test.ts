@@ -81,6 +81,10 @@ describe('chat and on-call channels in the browser', async () => {
     // a wrong key is refused, the message next to its field
     await key.fill('not-a-key');
     await page.getByRole('button', { name: 'Save policy' }).click();
+    // the refusal arrives with the API's answer: wait for the field to name its error
+    await expect
+      .poll(async () => ((await key.getAttribute('aria-describedby')) ?? '').includes('-error'))
+      .toBe(true);
     const describedBy = (await key.getAttribute('aria-describedby')) ?? '';
     const errorId = describedBy.split(' ').find((id) => id.endsWith('-error'));
     expect(errorId).toBeTruthy();
