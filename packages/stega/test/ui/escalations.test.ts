@@ -83,6 +83,46 @@ describe('escalations in a browser', async () => {
     expect(await card.textContent()).toContain('Level 1: 30 min after the breach → Vera Oncall');
     await browser.screenshot('escalations-01-policies');
 
+    // a channel the form does not edit (a Slack channel set through the API) survives a save
+    const created = await stega.api<{ id: number; levels: { targets: unknown }[] }>(
+      'GET',
+      '/api/escalation-policies',
+    );
+    const escalation = (
+      created.body as unknown as {
+        items: {
+          id: number;
+          levels: { delay_minutes: number; targets: Record<string, unknown> }[];
+        }[];
+      }
+    ).items[0];
+    if (!escalation) throw new Error('no escalation policy');
+    const slack = { url: 'http://127.0.0.1:9/services/T000/B000/XXXX', label: '#oncall' };
+    const patched = await stega.api('PATCH', `/api/escalation-policies/${escalation.id}`, {
+      levels: escalation.levels.map((l, i) => ({
+        delay_minutes: l.delay_minutes,
+        targets: {
+          ...(l.targets as object),
+          channels: i === 1 ? { slack: [slack] } : {},
+        },
+      })),
+    });
+    expect(patched.status).toBe(200);
+    await page.reload();
+    await card.getByText('1 Slack channel').waitFor();
+    await card.getByRole('button', { name: 'Edit Support climb' }).click();
+    const edit = page.getByRole('form', { name: 'Edit escalation policy Support climb' });
+    await edit.getByLabel('Level 1 email addresses').fill('duty@example.test');
+    await edit.getByRole('button', { name: 'Save escalation policy' }).click();
+    await card.getByText('duty@example.test').waitFor();
+    const saved = await stega.api<{
+      levels: { targets: { channels: { slack: unknown[]; email: string[] } } }[];
+    }>('GET', `/api/escalation-policies/${escalation.id}`);
+    expect(saved.body.levels[1]?.targets.channels).toMatchObject({
+      slack: [slack],
+      email: ['duty@example.test'],
+    });
+
     const policies = await stega.api<{
       items: {
         id: number;

@@ -23,6 +23,11 @@ interface LevelDraft {
   email: string;
   /** Webhook URLs, one a line; a URL the level had keeps its secret. */
   webhooks: string;
+  /**
+   * The level's other channels (Slack, Teams, PagerDuty, retry…), which this form does not
+   * edit: sent back as loaded (an admin loads them unmasked), so a save keeps them.
+   */
+  other: Record<string, unknown>;
 }
 
 const EMPTY_LEVEL: LevelDraft = {
@@ -33,6 +38,7 @@ const EMPTY_LEVEL: LevelDraft = {
   agents: [],
   email: '',
   webhooks: '',
+  other: {},
 };
 
 const lines = (text: string) =>
@@ -42,10 +48,11 @@ const lines = (text: string) =>
     .filter(Boolean);
 
 function draftOf(level: Level): LevelDraft {
-  const channels = level.targets.channels as {
+  const { email, webhooks, ...other } = level.targets.channels as {
     email?: string[];
     webhooks?: { url: string }[];
   };
+  const channels = { email, webhooks };
   return {
     delay: String(level.delay_minutes),
     assignee: level.targets.assignee,
@@ -54,6 +61,7 @@ function draftOf(level: Level): LevelDraft {
     agents: level.targets.agents,
     email: (channels.email ?? []).join('\n'),
     webhooks: (channels.webhooks ?? []).map((w) => w.url).join('\n'),
+    other,
   };
 }
 
@@ -66,7 +74,11 @@ function levelOf(d: LevelDraft) {
       team: d.team,
       team_lead: d.team_lead,
       agents: d.agents,
-      channels: { email: lines(d.email), webhooks: lines(d.webhooks).map((url) => ({ url })) },
+      channels: {
+        ...d.other,
+        email: lines(d.email),
+        webhooks: lines(d.webhooks).map((url) => ({ url })),
+      },
     },
   };
 }
@@ -74,15 +86,21 @@ function levelOf(d: LevelDraft) {
 /** Who a level notifies, in words. */
 export function levelTargetsText(level: Level, agents: Agent[]): string {
   const t = level.targets;
-  const channels = t.channels as { email?: string[]; webhooks?: unknown[] };
+  const channels = t.channels as Record<string, unknown[] | undefined> & { email?: string[] };
   const parts: string[] = [];
   if (t.assignee) parts.push('the assignee');
   if (t.team) parts.push('the team');
   if (t.team_lead) parts.push('the team lead');
   for (const id of t.agents) parts.push(agents.find((a) => a.id === id)?.name ?? `agent ${id}`);
   if (channels.email?.length) parts.push(channels.email.join(', '));
-  if (channels.webhooks?.length) {
-    parts.push(`${channels.webhooks.length} webhook${channels.webhooks.length > 1 ? 's' : ''}`);
+  for (const [key, noun] of [
+    ['webhooks', 'webhook'],
+    ['slack', 'Slack channel'],
+    ['teams', 'Teams channel'],
+    ['pagerduty', 'PagerDuty service'],
+  ] as const) {
+    const n = Array.isArray(channels[key]) ? (channels[key] as unknown[]).length : 0;
+    if (n > 0) parts.push(`${n} ${noun}${n > 1 ? 's' : ''}`);
   }
   return parts.join(', ') || 'nobody';
 }
