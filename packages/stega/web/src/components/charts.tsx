@@ -234,36 +234,34 @@ export function LineChart(props: ChartProps) {
   const shown = labelIndices(xLabels, x);
   return (
     <ChartFigure {...props} plot={plot}>
-      <>
-        {xLabels.map((label, i) =>
-          shown.has(i) ? (
-            <text
-              key={i}
-              x={x(i)}
-              y={H - M.bottom + 18}
-              textAnchor={i === 0 ? 'start' : i === xLabels.length - 1 ? 'end' : 'middle'}
-              className="tick"
-            >
-              {label}
-            </text>
-          ) : null,
-        )}
-        {series.map((s, index) => (
-          <Fragment key={s.name}>
-            <polyline
-              fill="none"
-              stroke={seriesColor(index)}
-              strokeWidth="2.5"
-              strokeLinejoin="round"
-              strokeDasharray={DASHES[index % DASHES.length]}
-              points={s.values.map((v, i) => `${x(i)},${y(v)}`).join(' ')}
-            />
-            {s.values.map((v, i) =>
-              v > 0 ? <circle key={i} cx={x(i)} cy={y(v)} r="3" fill={seriesColor(index)} /> : null,
-            )}
-          </Fragment>
-        ))}
-      </>
+      {xLabels.map((label, i) =>
+        shown.has(i) ? (
+          <text
+            key={i}
+            x={x(i)}
+            y={H - M.bottom + 18}
+            textAnchor={i === 0 ? 'start' : i === xLabels.length - 1 ? 'end' : 'middle'}
+            className="tick"
+          >
+            {label}
+          </text>
+        ) : null,
+      )}
+      {series.map((s, index) => (
+        <Fragment key={s.name}>
+          <polyline
+            fill="none"
+            stroke={seriesColor(index)}
+            strokeWidth="2.5"
+            strokeLinejoin="round"
+            strokeDasharray={DASHES[index % DASHES.length]}
+            points={s.values.map((v, i) => `${x(i)},${y(v)}`).join(' ')}
+          />
+          {s.values.map((v, i) =>
+            v > 0 ? <circle key={i} cx={x(i)} cy={y(v)} r="3" fill={seriesColor(index)} /> : null,
+          )}
+        </Fragment>
+      ))}
     </ChartFigure>
   );
 }
