@@ -15,8 +15,11 @@
  * one `stega ticker`.
  *
  * Issue 12 adds webhook latency: one worker, in-app + webhook, with the receiver answering
- * after 5 ms and after 50 ms, at SLA_DELIVERY_CONCURRENCY 16 (the default) and 64, on a
- * larger burst (2,000 breaches). Alone: `npm run bench -- delivery-throughput --latency-only`.
+ * after 5 ms and after 50 ms, at SLA_DELIVERY_CONCURRENCY 16 and 64 (the default), on a
+ * larger burst (2,000 breaches). Alone: `npm run bench -- delivery-throughput --latency-only`
+ * (`--latency-ms=50 --concurrency=64`: only those; BENCH_WORKER_NODE_OPTIONS: passed to the
+ * worker processes as NODE_OPTIONS, e.g. `--import ./profile-hook.mjs`; Node 20 refuses
+ * `--cpu-prof` there).
  *
  * Run: `npm run bench -- delivery-throughput [--quick] [--runs N] [--latency-only]`. Needs the embedded
  * server (DATABASE_URL is ignored: the restart figure restarts the server).
@@ -51,7 +54,21 @@ const PAGE_SIZE = 50;
 const DEAD_INTERVAL_S = 5;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const options = benchOptions(process.argv.slice(2).filter((arg) => arg !== '--latency-only'));
+const valueOf = (name: string) =>
+  process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+/** `--latency-ms=50`, `--concurrency=64`: only those latency figures (comma-separated lists). */
+const LATENCIES = (valueOf('latency-ms') ?? '5,50').split(',').map(Number);
+const CONCURRENCIES = (valueOf('concurrency') ?? '16,64').split(',').map(Number);
+const options = benchOptions(
+  process.argv
+    .slice(2)
+    .filter(
+      (arg) =>
+        arg !== '--latency-only' &&
+        !arg.startsWith('--latency-ms=') &&
+        !arg.startsWith('--concurrency='),
+    ),
+);
 const BREACHES = options.quick ? 120 : 600;
 const KILLS = options.quick ? 2 : 5;
 
@@ -60,7 +77,8 @@ const server = await startTestServer(path.join(os.tmpdir(), 'stega-bench-deliver
 const smtp = await startSmtpSink();
 const hook = await startWebhookReceiver({ delayMs: 5 });
 const slowHooks = new Map<number, Awaited<ReturnType<typeof startWebhookReceiver>>>();
-for (const delayMs of [5, 50]) slowHooks.set(delayMs, await startWebhookReceiver({ delayMs }));
+for (const delayMs of new Set([5, 50, ...LATENCIES]))
+  slowHooks.set(delayMs, await startWebhookReceiver({ delayMs }));
 const LATENCY_ONLY = process.argv.includes('--latency-only');
 const LATENCY_BREACHES = options.quick ? 400 : 2000;
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stega-bench-delivery-'));
@@ -162,8 +180,8 @@ async function throughput(members: number, pageSize: number, channels: Channels)
   const perAlert = channels.endsWith('email') ? 3 : 2;
   try {
     await sleep(1_000); // let the members settle into waiting for ticks
-    const start = performance.now();
     await publishBurst(setup, BREACHES);
+    const start = performance.now(); // from the publishing commit
     await waitFor(
       async () => (await deliveredCount(setup.pool)) === BREACHES * perAlert,
       'every delivery',
@@ -193,11 +211,14 @@ async function latencyThroughput(delayMs: number, concurrency: number) {
   if (!receiver) throw new Error(`no receiver for ${delayMs} ms`);
   const setup = await setUp(1, PAGE_SIZE, 'in-app + webhook', receiver.url, {
     SLA_DELIVERY_CONCURRENCY: String(concurrency),
+    ...(process.env.BENCH_WORKER_NODE_OPTIONS
+      ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS }
+      : {}),
   });
   try {
     await sleep(1_000);
-    const start = performance.now();
     await publishBurst(setup, LATENCY_BREACHES);
+    const start = performance.now(); // from the publishing commit
     await waitFor(
       async () => (await deliveredCount(setup.pool)) === LATENCY_BREACHES * 2,
       'every delivery',
@@ -205,7 +226,19 @@ async function latencyThroughput(delayMs: number, concurrency: number) {
       50,
     );
     const millis = performance.now() - start;
-    return { millis, alertsPerSec: (LATENCY_BREACHES * 1000) / millis };
+    // how the drain splits: the last delivery recorded (claimed) and the last delivered,
+    // from the first recorded
+    const { rows } = await setup.pool.query(
+      `select extract(epoch from max(created_at) - min(created_at)) * 1000 as recorded,
+              extract(epoch from max(delivered_at) - min(created_at)) * 1000 as delivered
+         from stega.alert_deliveries where channel = 'webhook'`,
+    );
+    return {
+      millis,
+      alertsPerSec: (LATENCY_BREACHES * 1000) / millis,
+      recordedMs: Number(rows[0]?.recorded),
+      deliveredMs: Number(rows[0]?.delivered),
+    };
   } finally {
     await tearDown(setup);
   }
@@ -330,8 +363,8 @@ try {
   );
   const latencyRows: Record<string, string | number>[] = [];
   const latencyResults: Record<string, unknown>[] = [];
-  for (const delayMs of [5, 50]) {
-    for (const concurrency of [16, 64]) {
+  for (const delayMs of LATENCIES) {
+    for (const concurrency of CONCURRENCIES) {
       const runs = [];
       for (let r = 0; r < options.runs; r++)
         runs.push(await latencyThroughput(delayMs, concurrency));
@@ -341,6 +374,8 @@ try {
         SLA_DELIVERY_CONCURRENCY: concurrency,
         'alerts/s': rate,
         'drain s': median(runs.map((run) => run.millis)) / 1000,
+        'last recorded s': median(runs.map((run) => run.recordedMs)) / 1000,
+        'last delivered s': median(runs.map((run) => run.deliveredMs)) / 1000,
         'bound concurrency/latency': Math.round((concurrency * 1000) / delayMs),
       });
       latencyResults.push({ delayMs, concurrency, breaches: LATENCY_BREACHES, runs });

@@ -62,8 +62,9 @@ export interface Config {
   /** How long a silent sla-breach-worker keeps its batch, seconds (SLA_DEAD_INTERVAL_SECONDS, default 120). */
   slaDeadIntervalSeconds: number;
   /**
-   * Alerts of a batch one sla-breach-worker delivers at the same time, and due retries it
-   * sends at the same time (SLA_DELIVERY_CONCURRENCY, default 16).
+   * Alerts one sla-breach-worker has in delivery at the same time, across batches (from
+   * recording them to recording their first attempts' outcomes), and due retries it sends
+   * at the same time (SLA_DELIVERY_CONCURRENCY, default 64).
    */
   slaDeliveryConcurrency: number;
   /**
@@ -255,7 +256,7 @@ const envSchema = z.object({
   WEBHOOK_ALLOWED_NETWORKS: networks,
   PAGERDUTY_EVENTS_URL: urlFrom('PAGERDUTY_EVENTS_URL', ['http:', 'https:']),
   SLA_DEAD_INTERVAL_SECONDS: intFrom('SLA_DEAD_INTERVAL_SECONDS', 1, 86_400, 120),
-  SLA_DELIVERY_CONCURRENCY: intFrom('SLA_DELIVERY_CONCURRENCY', 1, 1000, 16),
+  SLA_DELIVERY_CONCURRENCY: intFrom('SLA_DELIVERY_CONCURRENCY', 1, 1000, 64),
   SLA_RETRY_TIME_SCALE: scale,
   SLA_CIRCUIT_FAILURES: intFrom('SLA_CIRCUIT_FAILURES', 1, 1000, 5),
   SLA_CIRCUIT_PROBE_SECONDS: intFrom('SLA_CIRCUIT_PROBE_SECONDS', 1, 3600, 10),

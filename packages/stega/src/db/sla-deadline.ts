@@ -32,13 +32,28 @@ export async function slaNextInstant(db: Queryable, after: Date): Promise<Date |
 
 /**
  * Makes the deadline job run no later than `at` (an instant already past runs at once):
- * keeps an armed job that is due earlier, otherwise moves it to `at`. Two upserts of the
- * one keyed row, which stays locked to the end of the caller's transaction, so concurrent
- * armers take turns and the earliest instant wins. A job that is running keeps going and
- * a new one takes the key (graphile-worker's rule for a locked job).
- * Returns the run_at the job now has.
+ * keeps an armed job that is due earlier, otherwise moves it to `at`. Returns the run_at
+ * the job now has.
+ *
+ * The common case takes no lock: a clock writer whose instant is not earlier than the
+ * armed job's (a new ticket's clock is almost always later than the earliest pending
+ * instant) only reads the job row, so clock-writing transactions do not queue behind one
+ * row lock. That read may be overtaken by the job starting before this transaction
+ * commits; the run then waits for the transactions in progress when it started
+ * (`slaDeadlineSettle`), so it sees this writer's clock, handles it if due, and arms for
+ * it if not. Otherwise (no job, a running or spent one, or an earlier instant) two upserts
+ * of the one keyed row, which stays locked to the end of the caller's transaction, so
+ * concurrent armers take turns and the earliest instant wins. A running job keeps going
+ * and a new one takes the key (graphile-worker's rule for a locked job).
  */
 export async function slaDeadlineArm(db: Queryable, at: Date): Promise<Date> {
+  const armed = await db.query(
+    `select run_at from graphile_worker.jobs
+      where key = $1 and locked_at is null and attempts < max_attempts`,
+    [SLA_DEADLINE_JOB_KEY],
+  );
+  const armedAt = armed.rows[0]?.run_at as Date | undefined;
+  if (armedAt && armedAt.getTime() <= at.getTime()) return armedAt;
   const kept = await db.query(
     `select (graphile_worker.add_job($1, '{}'::json, run_at => $2, max_attempts => $3,
                                      job_key => $4, job_key_mode => 'preserve_run_at')).run_at`,
@@ -52,6 +67,49 @@ export async function slaDeadlineArm(db: Queryable, at: Date): Promise<Date> {
     [SLA_DEADLINE_TASK, at, MAX_ATTEMPTS, SLA_DEADLINE_JOB_KEY],
   );
   return at;
+}
+
+/**
+ * Called by a check run before it looks at the clocks: waits (at most `maxWaitMs`) for
+ * every transaction of this database that was in progress when the run started, so that a clock writer
+ * that saw the job armed (and skipped arming) before the run took it has committed, and
+ * its clocks are visible to the check and to the re-arming. Returns whether some were
+ * still in progress when the wait ended: the caller then arms a run again shortly, which
+ * waits for them in turn.
+ */
+export async function slaDeadlineSettle(
+  db: Queryable,
+  maxWaitMs: number,
+  pollMs = 10,
+): Promise<boolean> {
+  // every transaction holding a transaction id holds the lock on it to its end (pg_locks,
+  // unlike a snapshot's xip, also lists those newer than the last completed one); those of
+  // sessions in another database are left out
+  const started = await db.query(
+    `select coalesce(array_agg(l.transactionid::text), array[]::text[]) as xids
+       from pg_catalog.pg_locks l
+       left join pg_catalog.pg_stat_activity a on a.pid = l.pid
+      where l.locktype = 'transactionid' and l.mode = 'ExclusiveLock' and l.granted
+        and l.pid is distinct from pg_catalog.pg_backend_pid()
+        and (a.datid is null
+             or a.datid = (select oid from pg_catalog.pg_database
+                            where datname = pg_catalog.current_database()))`,
+  );
+  let open = (started.rows[0]?.xids as string[] | undefined) ?? [];
+  const until = Date.now() + maxWaitMs;
+  while (open.length > 0) {
+    const { rows } = await db.query(
+      `select coalesce(array_agg(l.transactionid::text), array[]::text[]) as xids
+         from pg_catalog.pg_locks l
+        where l.locktype = 'transactionid' and l.mode = 'ExclusiveLock' and l.granted
+          and l.transactionid::text = any ($1::text[])`,
+      [open],
+    );
+    open = (rows[0]?.xids as string[] | undefined) ?? [];
+    if (open.length === 0 || Date.now() >= until) break;
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+  return open.length > 0;
 }
 
 /** Arms the deadline job at the earliest instant after `now` of any running clock. */

@@ -2,7 +2,7 @@ import type { TaskList } from 'graphile-worker';
 import type pg from 'pg';
 import { z } from 'zod';
 import { CLOCK_FOLLOW_TASK } from '../db/jobs.js';
-import { slaDeadlineArmNext } from '../db/sla-deadline.js';
+import { slaDeadlineArm, slaDeadlineArmNext, slaDeadlineSettle } from '../db/sla-deadline.js';
 import { DEFAULT_WARNING_SHARE } from '../domain/index.js';
 import type { Logger } from '../log.js';
 import { followEdit } from '../services/clock-follow.js';
@@ -45,18 +45,32 @@ const reportPayload = z
     message: 'period_start must be before period_end',
   });
 
+/** How long a check run waits for the transactions in progress at its start. */
+const SETTLE_MS = 500;
+/** When some are still open: the next run, this much later (real time). */
+const SETTLE_RETRY_MS = 1000;
+
 /** The jobs Stega runs on graphile-worker (the role Minion had in the original design). */
 export function stegaTasks(deps: TaskDeps): TaskList {
   return {
     // Every run, whether from the deadline job, the cron or the API, re-arms the deadline
     // job for the first instant after its own `now`: everything up to `now` it has handled.
+    // It first lets the transactions in progress at its start commit (slaDeadlineSettle: a
+    // clock writer may have skipped arming because the job was armed earlier); if some are
+    // still open after SETTLE_MS, it also arms a run SETTLE_RETRY_MS later for them.
     check_sla_breaches: async () => {
+      const unsettled = await slaDeadlineSettle(deps.pool, SETTLE_MS);
       const now = deps.now();
       const result = await checkSlaBreaches(deps.pool, now);
       if (result.breaches || result.warnings || result.escalations)
         deps.logger.info(result, 'SLA alerts published');
       const next = await slaDeadlineArmNext(deps.pool, now);
-      if (next) deps.onArmed?.(next);
+      if (unsettled) {
+        const again = new Date(Date.now() + SETTLE_RETRY_MS);
+        const at = next && next.getTime() < again.getTime() ? next : again;
+        await slaDeadlineArm(deps.pool, at);
+        deps.onArmed?.(at);
+      } else if (next) deps.onArmed?.(next);
     },
     // An edit of a calendar or a policy's targets: its running clocks follow, in batches.
     [CLOCK_FOLLOW_TASK]: async (payload) => {

@@ -26,10 +26,14 @@ import type { RunningService } from './service.js';
  * heartbeats keep a live member's batch. On stop the batch in hand is handed back and the
  * member leaves the group, so scaling down never waits for the dead interval.
  *
- * Delivery (issue 12): the alerts of a batch are delivered SLA_DELIVERY_CONCURRENCY at a
- * time, each alert's channels in parallel; the batch is acked once every alert's
- * deliveries are recorded and first attempted. What failed waits in the ledger for the
- * retry loop (this worker's or another's), never in the queue.
+ * Delivery (issue 12): each alert's channels are called in parallel, and up to
+ * SLA_DELIVERY_CONCURRENCY alerts are in delivery at once, across batches: the handler of
+ * an event returns once the alert's deliveries are recorded (committed, claimed by this
+ * worker), so the batch is acked and the next one received while the calls of the last
+ * are still in flight. From that commit the ledger owns the alert (a dead worker's claims
+ * are taken over by any retry loop), so nothing is lost with the ack. What failed waits in
+ * the ledger for the retry loop (this worker's or another's), never in the queue. On stop
+ * the calls in flight finish and their outcomes are recorded.
  */
 export async function startSlaBreachWorker(
   config: Config,
@@ -58,6 +62,7 @@ export async function startSlaBreachWorker(
     circuitFailures: config.slaCircuitFailures,
     circuitProbeSeconds: config.slaCircuitProbeSeconds,
     claimOwner: claimOwner.current,
+    concurrency: config.slaDeliveryConcurrency,
     logger,
     ackLinks,
   });
@@ -68,18 +73,19 @@ export async function startSlaBreachWorker(
     unknownHandlerPolicy: 'ack',
     onStop: 'handBack',
     pollInterval: 5000,
-    // a handler fails only when the database does; delivery failures live in the ledger
+    // a handler fails only when the database does; delivery failures live in the ledger.
+    // Handlers wait for a delivery slot, so this many at once is plenty.
     concurrency: config.slaDeliveryConcurrency,
     logger,
   })
     .handle(EVENT_TYPES.slaBreached, slaBreachedEvent, (event) =>
-      delivery.deliver(
+      delivery.start(
         { type: 'breach', payload: event.payload },
         { batchId: event.batchId, eventId: event.id },
       ),
     )
     .handle(EVENT_TYPES.slaWarning, slaWarningEvent, (event) =>
-      delivery.deliver(
+      delivery.start(
         { type: 'warning', payload: event.payload },
         { batchId: event.batchId, eventId: event.id },
       ),
@@ -113,6 +119,7 @@ export async function startSlaBreachWorker(
     subconsumer: consumer.subconsumer,
     stop: async () => {
       await consumer.stop();
+      await delivery.drain();
       await retrier.stop();
       await claimOwner.stop();
       await resources.close();

@@ -50,6 +50,7 @@ import {
 import type { AckLinks } from '../services/acknowledge-links.js';
 import { Coalescer } from './coalescer.js';
 import { escalationAlertTargets, escalationDeliveryKey } from './escalation-targets.js';
+import { Slots } from './slots.js';
 
 export interface AlertDeliveryDeps {
   pool: pg.Pool;
@@ -84,6 +85,11 @@ export interface AlertDeliveryDeps {
   timeScale: number;
   circuitFailures: number;
   circuitProbeSeconds: number;
+  /**
+   * Alerts in delivery at once (SLA_DELIVERY_CONCURRENCY): from recording its deliveries
+   * until every first attempt's outcome is recorded. Default 64.
+   */
+  concurrency?: number;
   /** This worker's liveness session, named in its claims (null: claims only lapse by lease). */
   claimOwner?: () => ClaimOwner | null;
   logger?: Logger;
@@ -217,6 +223,11 @@ export class AlertDelivery {
   readonly leaseSeconds: number;
   private readonly emailTimeoutMs: number;
   private readonly targets: Coalescer<number, AlertTargets | null>;
+  private readonly zonesById: Coalescer<number, string | null>;
+  private readonly zonesByEmail: Coalescer<string, string | null>;
+  private readonly slots: Slots;
+  /** First attempts still being made, of alerts whose handler has returned. */
+  private readonly inFlight = new Set<Promise<void>>();
   private readonly records: Coalescer<RecordRequest, ClaimedDelivery[]>;
   private readonly outcomes: Coalescer<DeliveryOutcome, CircuitChanges>;
 
@@ -230,6 +241,15 @@ export class AlertDelivery {
       const found = await alertTargetsLoadMany(deps.pool, [...new Set(ids)]);
       return ids.map((id) => found.get(id) ?? null);
     });
+    this.zonesById = new Coalescer(async (ids) => {
+      const found = await agentZonesById(deps.pool, [...new Set(ids)]);
+      return ids.map((id) => found.get(id) ?? null);
+    });
+    this.zonesByEmail = new Coalescer(async (emails) => {
+      const found = await agentZonesByEmail(deps.pool, [...new Set(emails)]);
+      return emails.map((email) => found.get(email) ?? null);
+    });
+    this.slots = new Slots(deps.concurrency ?? 64);
     this.records = new Coalescer(async (requests) => {
       const claimed = await alertLedgerRecord(
         deps.pool,
@@ -285,19 +305,71 @@ export class AlertDelivery {
     return this.deps.claimOwner?.() ?? null;
   }
 
-  /** The queue event handler: record the alert's deliveries, make the first attempts. */
+  /**
+   * Delivers one alert: records its deliveries, makes the first attempts and records their
+   * outcomes; resolves when all of that is done.
+   */
   async deliver(alert: AlertEvent, source: AlertSource): Promise<void> {
+    await (await this.begin(alert, source)).attempts;
+  }
+
+  /**
+   * The queue event handler: resolves as soon as the alert's deliveries are recorded (one
+   * committed statement, the external ones claimed by this worker), while the first
+   * attempts go on. From that commit the ledger owns the alert: if this worker dies
+   * before an outcome is recorded, its claims are taken over (at once when its liveness
+   * session ends, else after the lease), so the queue event may be acked. Waits first
+   * for one of the `concurrency` slots, which the alert holds until its first attempts'
+   * outcomes are recorded: that bounds the calls in flight across batches, and no claim
+   * waits for a slot while its lease runs. `drain` waits for the attempts in flight.
+   */
+  async start(alert: AlertEvent, source: AlertSource): Promise<void> {
+    await this.begin(alert, source);
+  }
+
+  /** Resolves when every first attempt started by `start` has its outcome recorded. */
+  async drain(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+  }
+
+  /** Alerts in delivery now (holding a slot). */
+  get alertsInFlight(): number {
+    return this.slots.inUse;
+  }
+
+  /**
+   * Records the alert; resolves with the promise of its first attempts (wrapped: an async
+   * function returning a promise would wait for it).
+   */
+  private async begin(
+    alert: AlertEvent,
+    source: AlertSource,
+  ): Promise<{ attempts: Promise<void> }> {
+    const none = { attempts: Promise.resolve() };
     const targets =
       alert.type === 'escalation'
         ? await escalationAlertTargets(this.deps.pool, alert.payload)
         : await this.targets.submit(alert.payload.ticket_id);
-    if (!targets) return; // the ticket was deleted; nothing left to alert about
+    if (!targets) return none; // the ticket was deleted; nothing left to alert about
     const agentIds = inAppRecipientsOf(targets).flatMap((r) =>
       r.agentId === null ? [] : [r.agentId],
     );
-    const zones = await agentZonesById(this.deps.pool, agentIds);
+    const zones = new Map<number, string>();
+    await Promise.all(
+      [...new Set(agentIds)].map(async (id) => {
+        const zone = await this.zonesById.submit(id);
+        if (zone) zones.set(id, zone);
+      }),
+    );
     const request = this.plan(alert, targets, source, zones);
-    const claimed = await this.records.submit(request);
+    const release = await this.slots.acquire();
+    let claimed: ClaimedDelivery[];
+    try {
+      claimed = await this.records.submit(request);
+    } catch (error) {
+      release();
+      throw error;
+    }
     // each new in-app row was delivered with its alert row, in the recording statement
     const inAppDelivered = claimed.filter((row) => row.channel === 'in_app').length;
     for (let i = 0; i < inAppDelivered; i++) {
@@ -309,9 +381,18 @@ export class AlertDelivery {
         deliveredAt: new Date(),
       });
     }
-    await Promise.all(
-      claimed.filter((row) => row.channel !== 'in_app').map((row) => this.attempt(row)),
-    );
+    const calls = claimed.filter((row) => row.channel !== 'in_app');
+    if (calls.length === 0) {
+      release();
+      return none;
+    }
+    // attempt() never throws
+    const attempts: Promise<void> = Promise.all(calls.map((row) => this.attempt(row))).then(() => {
+      release();
+      this.inFlight.delete(attempts);
+    });
+    this.inFlight.add(attempts);
+    return { attempts };
   }
 
   /** The deliveries an alert should have under its ticket's policy. */
@@ -453,6 +534,10 @@ export class AlertDelivery {
    */
   async attempt(row: ClaimedDelivery): Promise<void> {
     let outcome: DeliveryOutcome;
+    if (row.probe && row.endpoint) {
+      // one call let through an open circuit: half-open until its outcome opens or closes it
+      setCircuitState({ endpoint: endpointLabel(row.endpoint), state: 'half_open' });
+    }
     try {
       await this.send(row);
       const payload = row.payload as AlertEvent['payload'];
@@ -542,10 +627,7 @@ export class AlertDelivery {
     const { subject, alertId } = describe(alert);
     const suffix = row.fallback ? '-fallback' : '';
     if (row.channel === 'email') {
-      const zone =
-        (await agentZonesByEmail(this.deps.pool, [row.recipient])).get(row.recipient) ??
-        this.deps.timeZone ??
-        'UTC';
+      const zone = (await this.zonesByEmail.submit(row.recipient)) ?? this.deps.timeZone ?? 'UTC';
       const text = alertEmailText(alert, zone);
       const ack =
         alert.type === 'escalation' && this.deps.ackLinks

@@ -19,8 +19,8 @@ const CHUNK = 25; // 80 x 25 = 2,000 breaches
 const CHUNK_EVERY_MS = 900; // ... arriving over ~72 s
 const CANARIES = 20; // due while the jobs runner is down: only its caught-up cron run finds them
 const DEAD_INTERVAL_S = 5;
-/** Calls one worker may have in flight: SLA_DELIVERY_CONCURRENCY (16) alerts x email and webhook. */
-const IN_FLIGHT_PER_WORKER = 16 * 2;
+/** Calls one worker may have in flight: SLA_DELIVERY_CONCURRENCY (64) alerts x email and webhook. */
+const IN_FLIGHT_PER_WORKER = 64 * 2;
 /** The suite's bound; the run itself takes 2-3 minutes on 2 cores. */
 const SUITE_MS = 8 * 60_000;
 

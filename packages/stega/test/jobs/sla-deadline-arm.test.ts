@@ -7,8 +7,11 @@ import {
   SLA_DEADLINE_JOB_KEY,
   slaDeadlineArm,
   slaDeadlineArmNext,
+  slaDeadlineSettle,
   slaNextInstant,
 } from '../../src/db/sla-deadline.js';
+import { stegaTasks } from '../../src/jobs/tasks.js';
+import { createLogger } from '../../src/log.js';
 import type { Actor, ServiceContext } from '../../src/services/context.js';
 import { transitionTicket } from '../../src/services/ticket-transitions.js';
 import { getTicket } from '../../src/services/ticket-views.js';
@@ -101,5 +104,70 @@ describe('the deadline job is armed at the earliest instant', async () => {
     now = new Date(base.getTime() + 30 * minute);
     await transitionTicket(ctx, admin, ticket.id, 'waiting');
     expect(await slaNextInstant(pool, now)).toBeNull();
+  });
+
+  it('a writer whose instant is not earlier than the armed one takes no lock on the job; an earlier one does', async () => {
+    const armedAt = new Date(base.getTime() + 5 * minute);
+    await slaDeadlineArm(pool, armedAt);
+    const writer = await pool.connect();
+    const other = await pool.connect();
+    const lockJob = () =>
+      other.query('select id from graphile_worker._private_jobs where key = $1 for update nowait', [
+        SLA_DEADLINE_JOB_KEY,
+      ]);
+    try {
+      await writer.query('begin');
+      expect(await slaDeadlineArm(writer, new Date(base.getTime() + 10 * minute))).toEqual(armedAt);
+      expect(await slaDeadlineArm(writer, armedAt)).toEqual(armedAt);
+      await other.query('begin');
+      expect((await lockJob()).rows).toHaveLength(1); // nothing held it
+      await other.query('rollback');
+      const earlier = new Date(base.getTime() + 2 * minute);
+      expect(await slaDeadlineArm(writer, earlier)).toEqual(earlier);
+      await other.query('begin');
+      await expect(lockJob()).rejects.toMatchObject({ code: '55P03' }); // held to commit
+      await other.query('rollback');
+      await writer.query('commit');
+      expect(await armed()).toEqual([earlier]);
+    } finally {
+      await writer.query('rollback').catch(() => {});
+      await other.query('rollback').catch(() => {});
+      writer.release();
+      other.release();
+      await pool.query('select graphile_worker.remove_job($1)', [SLA_DEADLINE_JOB_KEY]);
+    }
+  });
+
+  it('a check run waits for the transactions open at its start, and arms a run again soon for those still open', async () => {
+    // the one ticket of the test before is waiting: no clock runs, nothing to arm for
+    expect(await slaNextInstant(pool, new Date(0))).toBeNull();
+    const open = await pool.connect();
+    try {
+      await open.query('begin');
+      await open.query('select pg_current_xact_id()'); // a writer: it has a transaction id
+      expect(await slaDeadlineSettle(pool, 20)).toBe(true);
+      // the run (no clock is running, so it would arm nothing) arms itself again for it
+      const tasks = stegaTasks({
+        pool,
+        logger: createLogger('silent', 'test'),
+        timeZone: 'UTC',
+        now: () => new Date(),
+      });
+      const check = tasks.check_sla_breaches as unknown as () => Promise<void>;
+      await check();
+      const after = Date.now();
+      const [again, ...more] = await armed();
+      expect(more).toEqual([]);
+      expect(again?.getTime()).toBeLessThanOrEqual(after + 1000);
+      await open.query('commit');
+      expect(await slaDeadlineSettle(pool, 20)).toBe(false);
+      await pool.query('select graphile_worker.remove_job($1)', [SLA_DEADLINE_JOB_KEY]);
+      await check();
+      expect(await armed()).toEqual([]);
+    } finally {
+      await open.query('rollback').catch(() => {});
+      open.release();
+      await pool.query('select graphile_worker.remove_job($1)', [SLA_DEADLINE_JOB_KEY]);
+    }
   });
 });

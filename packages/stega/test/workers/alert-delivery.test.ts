@@ -11,6 +11,7 @@ import { createPool } from '../../src/db/pool.js';
 import type { AlertChannelsInput } from '../../src/domain/index.js';
 import type { SlaBreachedEvent } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
+import { endpointLabel, metricsText } from '../../src/metrics.js';
 import { AlertDelivery } from '../../src/workers/alert-delivery.js';
 import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
 import { agentInsert, calendarInsert24x7, ticketInsertWithClocks } from '../support/fixtures.js';
@@ -288,5 +289,66 @@ describe('alert delivery', async () => {
     expect(to).toContain(leadEmail);
     expect(to.filter((address) => /^carla\.dias\./.test(address))).toHaveLength(1);
     expect(rows.find((row) => !row.fallback)?.status).toMatch(/^(retrying|sending)$/);
+  });
+
+  it('start() returns once the deliveries are recorded; the call goes on, and drain() waits for its outcome', async () => {
+    const receiver = await startHoldingReceiver();
+    try {
+      const event = await breachUnder({ in_app: true, webhooks: [{ url: receiver.url('/hold') }] });
+      const worker = delivery('host-1');
+      await worker.start({ type: 'breach', payload: event }, { batchId: 3n, eventId: 3n });
+      // recorded and claimed (committed) while the call is still to be answered
+      const [inApp, webhook] = await rowsOf(event.breach_id);
+      expect(inApp).toMatchObject({ channel: 'in_app', status: 'delivered' });
+      expect(webhook).toMatchObject({ channel: 'webhook', status: 'sending', attempts: 1 });
+      await eventually(async () => receiver.heldCount() === 1, 'the held call');
+      expect(worker.alertsInFlight).toBe(1);
+      let drained = false;
+      const draining = worker.drain().then(() => {
+        drained = true;
+      });
+      await receiver.stop(); // the held call fails: a transient failure, retried later
+      await draining;
+      expect(drained).toBe(true);
+      expect(worker.alertsInFlight).toBe(0);
+      const [, after] = await rowsOf(event.breach_id);
+      expect(after).toMatchObject({ status: 'retrying', attempts: 1 });
+    } finally {
+      await receiver.stop();
+    }
+  });
+
+  it('a probe through an open circuit shows as half_open in the circuit metric until it is answered', async () => {
+    const receiver = await startHoldingReceiver();
+    const url = receiver.url('/hold');
+    const gauge = (state: string) =>
+      new RegExp(
+        `stega_circuit_state\\{endpoint="${endpointLabel(url).replace(/[.]/g, '\\.')}",state="${state}"\\} 1`,
+      );
+    try {
+      await pool.query(
+        `insert into stega.delivery_endpoints (endpoint, state, consecutive_failures, opened_at, probe_at, last_error)
+         values ($1, 'open', 3, now(), now() + interval '1 hour', 'answered 503')`,
+        [url],
+      );
+      const event = await breachUnder({ in_app: false, webhooks: [{ url }] });
+      await delivery('host-1').deliver(
+        { type: 'breach', payload: event },
+        { batchId: 4n, eventId: 4n },
+      );
+      const [waiting] = await rowsOf(event.breach_id);
+      expect(waiting).toMatchObject({ status: 'retrying', attempts: 0 });
+      await pool.query('update stega.delivery_endpoints set probe_at = now() where endpoint = $1', [
+        url,
+      ]);
+      retrier('host-5');
+      await eventually(async () => receiver.heldCount() === 1, 'the probe held');
+      expect(await metricsText()).toMatch(gauge('half_open'));
+      await receiver.stop(); // the probe fails: the circuit is open again
+      await eventually(async () => gauge('open').test(await metricsText()), 'the circuit open');
+      expect(await metricsText()).not.toMatch(gauge('half_open'));
+    } finally {
+      await receiver.stop();
+    }
   });
 });
