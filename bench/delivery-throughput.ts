@@ -54,11 +54,11 @@ const PAGE_SIZE = 50;
 const DEAD_INTERVAL_S = 5;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const valueOf = (name: string) =>
+const optionValue = (name: string) =>
   process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
 /** `--latency-ms=50`, `--concurrency=64`: only those latency figures (comma-separated lists). */
-const LATENCIES = (valueOf('latency-ms') ?? '5,50').split(',').map(Number);
-const CONCURRENCIES = (valueOf('concurrency') ?? '16,64').split(',').map(Number);
+const LATENCIES = (optionValue('latency-ms') ?? '5,50').split(',').map(Number);
+const CONCURRENCIES = (optionValue('concurrency') ?? '16,64').split(',').map(Number);
 const options = benchOptions(
   process.argv
     .slice(2)
