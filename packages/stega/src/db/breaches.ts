@@ -16,9 +16,27 @@ const ALERT_PAYLOAD = `
   'requester', jsonb_build_object('name', t.requester_name, 'email', t.requester_email, 'org', t.requester_org)`;
 
 /**
+ * The tail of a recording statement whose CTE `p` holds (id, ticket_id, payload) of the
+ * alerts it inserted: publishes them all with one pgque.send_batch (one insert into the
+ * event table, not one function call and dynamic statement per alert) and returns each
+ * alert with its event id. send_batch returns the ids in the order of its payloads (one
+ * insert from their array, ids from the queue's sequence), ordered here by alert id.
+ */
+const SEND_ALL = `,
+     sent as (
+       select array_agg(p.id order by p.id) as ids,
+              array_agg(p.ticket_id order by p.id) as tickets,
+              -- Stega's own transactional write: the alert rows and their events in one statement
+              pgque.send_batch($3::text, $4::text, array_agg(p.payload::text order by p.id)) as events
+         from p
+       having count(*) > 0)
+     select u.id, u.ticket_id, u.event_id
+       from sent, unnest(sent.ids, sent.tickets, sent.events) as u (id, ticket_id, event_id)`;
+
+/**
  * Records every breach due at `now` that is not recorded yet and publishes its
  * ticket.sla_breached event, in the caller's transaction: the row and its event commit
- * together or not at all. The unique (ticket, kind, due_at) key makes overlapping runs
+ * together or not at all; the events of one call go out in one send_batch. The unique (ticket, kind, due_at) key makes overlapping runs
  * publish each breach once (a concurrent run waits on the key, then skips it).
  * Returns the breaches recorded by this call, at most `limit`.
  */
@@ -43,14 +61,12 @@ export async function breachRecordDue(
        select ticket_id, kind, due_at, $1 from due
        on conflict (ticket_id, kind, due_at) do nothing
        returning id, ticket_id, kind, due_at, detected_at),
-     sent as (
-       select a.id, a.ticket_id,
-              -- Stega's own transactional write: the breach row and its event in one statement
-              pgque.send($3::text, $4::text, jsonb_build_object('breach_id', a.id, ${ALERT_PAYLOAD})) as event_id
+     p as (
+       select a.id, a.ticket_id, jsonb_build_object('breach_id', a.id, ${ALERT_PAYLOAD}) as payload
          from a
          join stega.tickets t on t.id = a.ticket_id
          left join stega.agents ag on ag.id = t.assignee_id)
-     select id, ticket_id, event_id from sent`,
+     ${SEND_ALL}`,
     [now, limit, NOTIFICATIONS_QUEUE, EVENT_TYPES.slaBreached],
   );
   await eventIdsRecord(db, 'stega.sla_breaches', rows);
@@ -108,17 +124,16 @@ export async function warningRecordDue(
                    and s.share > greatest(coalesce(f.threshold, 1), coalesce(f.warned, 0)))
          from found f
         where k.ticket_id = f.ticket_id and k.kind = f.kind and k.due_at = f.due_at),
-     sent as (
+     p as (
        select a.id, a.ticket_id,
-              -- Stega's own transactional write: the warning row and its event in one statement
-              pgque.send($3::text, $4::text, jsonb_build_object(
+              jsonb_build_object(
                 'warning_id', a.id, 'elapsed_share', a.elapsed_share, 'threshold', a.threshold,
                 'warn_at', to_char(a.warn_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                ${ALERT_PAYLOAD})) as event_id
+                ${ALERT_PAYLOAD}) as payload
          from a
          join stega.tickets t on t.id = a.ticket_id
          left join stega.agents ag on ag.id = t.assignee_id)
-     select id, ticket_id, event_id from sent`,
+     ${SEND_ALL}`,
     [now, limit, NOTIFICATIONS_QUEUE, EVENT_TYPES.slaWarning],
   );
   await eventIdsRecord(db, 'stega.sla_warnings', rows);
