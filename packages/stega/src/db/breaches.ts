@@ -17,7 +17,7 @@ const ALERT_PAYLOAD = `
 
 /**
  * The tail of a recording statement whose CTE `p` holds (id, ticket_id, payload) of the
- * alerts it inserted: publishes them all with one pgque.send_batch (one insert into the
+ * alerts it inserted: publishes them all with one send_batch of the engine (one insert into the
  * event table, not one function call and dynamic statement per alert) and returns each
  * alert with its event id. send_batch returns the ids in the order of its payloads (one
  * insert from their array, ids from the queue's sequence), ordered here by alert id.

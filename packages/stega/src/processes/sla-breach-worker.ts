@@ -91,7 +91,7 @@ export async function startSlaBreachWorker(
       ),
     )
     .handle(EVENT_TYPES.slaEscalated, slaEscalatedEvent, (event) =>
-      delivery.deliver(
+      delivery.start(
         { type: 'escalation', payload: event.payload },
         { batchId: event.batchId, eventId: event.id },
       ),
