@@ -259,6 +259,29 @@ describe('the agent screen in a browser', async () => {
     expect(saved.body.alert_channels.email_assignee).toBe(true);
   });
 
+  it('asks once for what a page shows twice: the policy pages fetch the calendars and teams once', async () => {
+    const asked: string[] = [];
+    const onRequest = (request: { url(): string }) => {
+      const { pathname } = new URL(request.url());
+      if (pathname === '/api/calendars' || pathname === '/api/teams') asked.push(pathname);
+    };
+    page.on('request', onRequest);
+    try {
+      // a fresh page: nothing in the query cache yet
+      await page.goto(`${stega.url}/policies`);
+      await page.getByRole('heading', { name: 'SLA policies', level: 1 }).waitFor();
+      await page.locator('table tbody tr').first().waitFor();
+      await page.getByRole('link', { name: 'New policy' }).click();
+      await page.getByLabel('Business calendar').waitFor();
+      await expect.poll(() => page.getByLabel('Business calendar').inputValue()).not.toBe('');
+      // the list, the form and its sections share one answer of each
+      expect(asked.filter((p) => p === '/api/calendars')).toHaveLength(1);
+      expect(asked.filter((p) => p === '/api/teams')).toHaveLength(1);
+    } finally {
+      page.off('request', onRequest);
+    }
+  });
+
   it('keeps a policy’s retry and fallback through the form, and edits them', async () => {
     const calendars = await stega.api<{ items: { id: number }[] }>('GET', '/api/calendars');
     const retry = { delays_seconds: [1, 5], give_up_after_hours: 48 };

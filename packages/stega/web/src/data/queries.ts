@@ -31,12 +31,21 @@ export const keys = {
   achievement: ['sla-achievement'] as const,
 };
 
-/** A GET of `path` under `queryKey`, aborted when no component wants it any more. */
-export function getQuery<T>(queryKey: readonly unknown[], path: string, init?: RequestInit) {
+/**
+ * A GET of `path` under `queryKey`, aborted when no component wants it any more. `cache`
+ * `no-cache` revalidates with the last ETag; `staleTime` how long an answer serves a new page.
+ */
+export function getQuery<T>(
+  queryKey: readonly unknown[],
+  path: string,
+  options: { cache?: RequestCache; staleTime?: number } = {},
+) {
+  const { cache, staleTime } = options;
   return queryOptions({
     queryKey,
     queryFn: ({ signal }) =>
-      api<T>('GET', path, undefined, { signal, ...(init?.cache ? { cache: init.cache } : {}) }),
+      api<T>('GET', path, undefined, { signal, ...(cache ? { cache } : {}) }),
+    ...(staleTime !== undefined ? { staleTime } : {}),
   });
 }
 
@@ -44,15 +53,23 @@ export function getQuery<T>(queryKey: readonly unknown[], path: string, init?: R
 export const pathQuery = <T>(group: readonly string[], path: string) =>
   getQuery<T>([...group, path], path);
 
-export const agentsQuery = () => getQuery<{ items: Agent[] }>(keys.agents, '/api/agents');
-export const teamsQuery = () => getQuery<{ items: Team[] }>(keys.teams, '/api/teams');
+/**
+ * Reference lists (agents, teams, calendars, policies) change rarely and by this app's own
+ * saves, which invalidate them: a page that mounts within half a minute of the last answer
+ * takes it from the cache; each page's poll still refreshes them at its interval.
+ */
+const REFERENCE = { staleTime: 30_000 } as const;
+
+export const agentsQuery = () =>
+  getQuery<{ items: Agent[] }>(keys.agents, '/api/agents', REFERENCE);
+export const teamsQuery = () => getQuery<{ items: Team[] }>(keys.teams, '/api/teams', REFERENCE);
 export const tokensQuery = () => getQuery<{ items: Token[] }>(keys.tokens, '/api/tokens');
 export const calendarsQuery = () =>
-  getQuery<{ items: Calendar[] }>([...keys.calendars, 'list'], '/api/calendars');
+  getQuery<{ items: Calendar[] }>([...keys.calendars, 'list'], '/api/calendars', REFERENCE);
 export const calendarQuery = (id: number) =>
   getQuery<Calendar>([...keys.calendars, id], `/api/calendars/${id}`);
 export const policiesQuery = () =>
-  getQuery<{ items: Policy[] }>([...keys.policies, 'list'], '/api/sla-policies');
+  getQuery<{ items: Policy[] }>([...keys.policies, 'list'], '/api/sla-policies', REFERENCE);
 export const policyQuery = (id: number) =>
   getQuery<Policy>([...keys.policies, id], `/api/sla-policies/${id}`);
 export const escalationPoliciesQuery = () =>

@@ -4,11 +4,18 @@ import { Link, useLocation, useNavigate, useSearchParams } from 'react-router';
 import { query } from '../api.js';
 import { PriorityBadge, SlaBadge, StatusBadge } from '../components/badges.js';
 import { Countdown } from '../components/countdown.js';
-import { Freshness, LoadState, TableRegion } from '../components/layout.js';
+import { type Column, DataTable } from '../components/data-table.js';
+import { Freshness, LoadState } from '../components/layout.js';
 import { agentsQuery, ticketListQuery } from '../data/queries.js';
 import { formatNumber, label } from '../format.js';
 import { useTitle } from '../hooks/use-title.js';
-import { PRIORITIES, type Session, STATUSES, type TicketStatus } from '../types.js';
+import {
+  PRIORITIES,
+  type Session,
+  STATUSES,
+  type TicketListItem,
+  type TicketStatus,
+} from '../types.js';
 
 const PAGE = 50;
 
@@ -70,8 +77,6 @@ export function TicketsPage({ session }: { session: Session }) {
     limit: PAGE,
   });
   const tickets = useQuery({ ...ticketListQuery(apiQuery), refetchInterval: 5000 });
-  const [searchText, setSearchText] = useState(q);
-  useEffect(() => setSearchText(q), [q]);
   const agents = useQuery({ ...agentsQuery(), refetchInterval: 60_000 });
 
   const setParams = (changes: Record<string, string | undefined>) => {
@@ -131,26 +136,7 @@ export function TicketsPage({ session }: { session: Session }) {
         </ul>
       </nav>
 
-      <form
-        className="search"
-        role="search"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setParams({ q: searchText.trim() || undefined });
-        }}
-      >
-        <label htmlFor="ticket-search">Search tickets</label>
-        <input
-          id="ticket-search"
-          type="search"
-          value={searchText}
-          placeholder="Words in the subject, requester or comments"
-          onChange={(e) => setSearchText(e.target.value)}
-        />
-        <button type="submit" className="secondary">
-          Search
-        </button>
-      </form>
+      <SearchForm q={q} onSearch={(text) => setParams({ q: text || undefined })} />
 
       <form className="filters" aria-label="Ticket filters" onSubmit={(e) => e.preventDefault()}>
         <div className="field">
@@ -237,74 +223,20 @@ export function TicketsPage({ session }: { session: Session }) {
       <LoadState loading={tickets.isPending} error={tickets.error} empty={!page} />
 
       {items.length > 0 ? (
-        <TableRegion label="Tickets">
-          <table className="tickets responsive">
+        <DataTable<TicketListItem>
+          label="Tickets"
+          className="tickets"
+          caption={
             <caption className="visually-hidden">
               Tickets, {SORTS.find((s) => s.value === sort)?.label.toLowerCase()}, with their SLA
               countdowns
             </caption>
-            <thead>
-              <tr>
-                <th scope="col" className="num">
-                  #
-                </th>
-                <th scope="col">Subject</th>
-                <th scope="col">Priority</th>
-                <th scope="col">Status</th>
-                <th scope="col">Assignee</th>
-                <th scope="col">First response</th>
-                <th scope="col">Resolution</th>
-                <th scope="col">SLA</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((t) => (
-                <tr key={t.id} data-ticket-id={t.id}>
-                  <td data-label="#" className="num">
-                    {t.id}
-                  </td>
-                  <td data-label="Subject" className="subject">
-                    <div>
-                      <Link to={`/tickets/${t.id}`}>{t.subject}</Link>
-                      <span className="muted small">
-                        {t.requester_name}
-                        {t.requester_org ? ` · ${t.requester_org}` : ''}
-                      </span>
-                    </div>
-                  </td>
-                  <td data-label="Priority">
-                    <PriorityBadge priority={t.priority} />
-                  </td>
-                  <td data-label="Status">
-                    <StatusBadge status={t.status} />
-                  </td>
-                  <td data-label="Assignee">
-                    {t.assignee_name ?? <span className="muted">—</span>}
-                  </td>
-                  <td data-label="First response">
-                    <Countdown
-                      name="First response"
-                      dueAt={t.first_response_due_at}
-                      state={t.first_response_state}
-                      stoppedAt={t.first_response_stopped_at}
-                    />
-                  </td>
-                  <td data-label="Resolution">
-                    <Countdown
-                      name="Resolution"
-                      dueAt={t.resolution_due_at}
-                      state={t.resolution_state}
-                      stoppedAt={t.resolution_stopped_at}
-                    />
-                  </td>
-                  <td data-label="SLA">
-                    <SlaBadge breached={t.breached} warned={t.at_risk} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableRegion>
+          }
+          rows={items}
+          rowKey={(t) => t.id}
+          rowProps={(t) => ({ 'data-ticket-id': t.id })}
+          columns={COLUMNS}
+        />
       ) : null}
 
       {cursor || page?.next_cursor ? (
@@ -328,6 +260,78 @@ export function TicketsPage({ session }: { session: Session }) {
         </nav>
       ) : null}
     </div>
+  );
+}
+
+/** The list's columns: the ticket, its state, and a live countdown per SLA clock. */
+const COLUMNS: Column<TicketListItem>[] = [
+  { header: '#', num: true, cell: (t) => t.id },
+  {
+    header: 'Subject',
+    className: 'subject',
+    cell: (t) => (
+      <div>
+        <Link to={`/tickets/${t.id}`}>{t.subject}</Link>
+        <span className="muted small">
+          {t.requester_name}
+          {t.requester_org ? ` · ${t.requester_org}` : ''}
+        </span>
+      </div>
+    ),
+  },
+  { header: 'Priority', cell: (t) => <PriorityBadge priority={t.priority} /> },
+  { header: 'Status', cell: (t) => <StatusBadge status={t.status} /> },
+  { header: 'Assignee', cell: (t) => t.assignee_name ?? <span className="muted">—</span> },
+  {
+    header: 'First response',
+    cell: (t) => (
+      <Countdown
+        name="First response"
+        dueAt={t.first_response_due_at}
+        state={t.first_response_state}
+        stoppedAt={t.first_response_stopped_at}
+      />
+    ),
+  },
+  {
+    header: 'Resolution',
+    cell: (t) => (
+      <Countdown
+        name="Resolution"
+        dueAt={t.resolution_due_at}
+        state={t.resolution_state}
+        stoppedAt={t.resolution_stopped_at}
+      />
+    ),
+  },
+  { header: 'SLA', cell: (t) => <SlaBadge breached={t.breached} warned={t.at_risk} /> },
+];
+
+/** The full-text search box: the words in the address, searched on submit. */
+function SearchForm({ q, onSearch }: { q: string; onSearch: (text: string) => void }) {
+  const [searchText, setSearchText] = useState(q);
+  useEffect(() => setSearchText(q), [q]);
+  return (
+    <form
+      className="search"
+      role="search"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSearch(searchText.trim());
+      }}
+    >
+      <label htmlFor="ticket-search">Search tickets</label>
+      <input
+        id="ticket-search"
+        type="search"
+        value={searchText}
+        placeholder="Words in the subject, requester or comments"
+        onChange={(e) => setSearchText(e.target.value)}
+      />
+      <button type="submit" className="secondary">
+        Search
+      </button>
+    </form>
   );
 }
 

@@ -16,7 +16,7 @@ import {
   label,
 } from '../../format.js';
 import type { DeliverySeries, OutstandingDeliveries } from '../../types.js';
-import { channelLabel } from '../ticket-page.js';
+import { channelLabel } from '../ticket/alerts.js';
 
 type Endpoint = OutstandingDeliveries['endpoints'][number];
 type Outstanding = OutstandingDeliveries['items'][number];

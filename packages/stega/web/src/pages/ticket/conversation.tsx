@@ -1,0 +1,175 @@
+import { useQuery } from '@tanstack/react-query';
+import { type FormEvent, useState } from 'react';
+import { ApiError, api, type Issue } from '../../api.js';
+import { Field } from '../../components/field.js';
+import { Section } from '../../components/layout.js';
+import { agentsQuery } from '../../data/queries.js';
+import { formatDateTime } from '../../format.js';
+import { type Session, type TicketDetail } from '../../types.js';
+
+export function Conversation({
+  ticket,
+  session,
+  onAdded,
+}: {
+  ticket: TicketDetail;
+  session: Session;
+  onAdded: () => void;
+}) {
+  const [body, setBody] = useState('');
+  const [publicReply, setPublicReply] = useState(true);
+  const [fromRequester, setFromRequester] = useState(false);
+  const [issues, setIssues] = useState<Issue[]>([]);
+  const [busy, setBusy] = useState(false);
+  // a token of no agent (the configured admin token) picks the agent it writes as
+  const picksAgent = session.agent_id === null;
+  const agents = useQuery({ ...agentsQuery(), enabled: picksAgent, refetchInterval: 60_000 });
+  const [chosen, setChosen] = useState<string | undefined>(() => readReplyAs());
+  const agentList = agents.data?.items ?? [];
+  const replyAs =
+    chosen !== undefined && (chosen === '' || agentList.some((a) => String(a.id) === chosen))
+      ? chosen
+      : String(agentList[0]?.id ?? '');
+  const replyAgent = agentList.find((a) => String(a.id) === replyAs);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setIssues([]);
+    try {
+      await api(
+        'POST',
+        `/api/tickets/${ticket.id}/comments`,
+        fromRequester
+          ? { body, from_requester: true }
+          : {
+              body,
+              public_reply: publicReply,
+              ...(picksAgent && replyAs !== '' ? { agent_id: Number(replyAs) } : {}),
+            },
+      );
+      setBody('');
+      setFromRequester(false);
+      onAdded();
+    } catch (error) {
+      setIssues(
+        error instanceof ApiError && error.issues.length > 0
+          ? error.issues
+          : [{ path: 'body', message: (error as Error).message }],
+      );
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Section id="conversation" title={`Conversation (${ticket.comments.length})`}>
+      <form onSubmit={submit} noValidate className="form">
+        {picksAgent ? (
+          <Field
+            path="agent_id"
+            label="Reply as"
+            issues={issues}
+            className="reply-as"
+            hint={
+              replyAgent
+                ? `As ${replyAgent.name}: the first public reply is the ticket’s first response.`
+                : 'As no agent: a comment of yours is not a first response.'
+            }
+          >
+            {(aria) => (
+              <select
+                {...aria}
+                value={replyAs}
+                onChange={(e) => {
+                  setChosen(e.target.value);
+                  saveReplyAs(e.target.value);
+                }}
+              >
+                {agentList.map((a) => (
+                  <option key={a.id} value={String(a.id)}>
+                    {a.name}
+                  </option>
+                ))}
+                <option value="">No agent ({session.name})</option>
+              </select>
+            )}
+          </Field>
+        ) : null}
+        <Field
+          path="body"
+          label="Add a comment"
+          issues={issues}
+          hint={picksAgent ? undefined : 'Your first public reply is the ticket’s first response.'}
+        >
+          {(aria) => (
+            <textarea {...aria} rows={3} value={body} onChange={(e) => setBody(e.target.value)} />
+          )}
+        </Field>
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={publicReply}
+            onChange={(e) => setPublicReply(e.target.checked)}
+          />
+          Public reply (visible to the requester)
+        </label>
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={fromRequester}
+            onChange={(e) => setFromRequester(e.target.checked)}
+          />
+          From the requester (a customer reply: the next agent reply is due within the policy’s
+          next-reply target)
+        </label>
+        <div className="actions">
+          <button type="submit" className="primary" disabled={busy}>
+            Add comment
+          </button>
+        </div>
+      </form>
+      <ol className="comments" aria-label="Thread, newest first">
+        {[...ticket.comments].reverse().map((c) => (
+          <li key={c.id} className={c.public_reply ? 'reply' : 'note'}>
+            <p className="small muted">
+              <strong>{c.author_name}</strong> · {formatDateTime(c.created_at)}
+              {c.from_requester
+                ? ' · from the requester'
+                : c.public_reply
+                  ? ' · reply to the requester'
+                  : ' · internal note'}
+            </p>
+            <p className="comment-body">{c.body}</p>
+          </li>
+        ))}
+        {ticket.description ? (
+          <li className="request">
+            <p className="small muted">
+              <strong>{ticket.requester_name}</strong> · {formatDateTime(ticket.created_at)} · the
+              request
+            </p>
+            <p className="comment-body">{ticket.description}</p>
+          </li>
+        ) : null}
+      </ol>
+    </Section>
+  );
+}
+
+const REPLY_AS = 'stega.replyAs';
+
+/** The agent a token of no agent last chose to reply as ('' for none), kept per browser. */
+function readReplyAs(): string | undefined {
+  try {
+    return localStorage.getItem(REPLY_AS) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function saveReplyAs(value: string): void {
+  try {
+    localStorage.setItem(REPLY_AS, value);
+  } catch {
+    // storage may be unavailable (private mode); the choice then lasts for the page
+  }
+}

@@ -1,0 +1,171 @@
+import { Link } from 'react-router';
+import { Countdown } from '../../components/countdown.js';
+import { Section } from '../../components/layout.js';
+import { formatDateTime, formatDuration, formatMinutes, label } from '../../format.js';
+import { type Clock, type TicketDetail } from '../../types.js';
+import { activityText, type Names } from '../../words.js';
+
+/** Who asked, who answers, which policy, and when: the ticket's facts. */
+export function DetailsSection({ ticket: t }: { ticket: TicketDetail }) {
+  const firstResponse = t.clocks.find((c) => c.kind === 'first_response');
+  return (
+    <Section id="details" title="Details">
+      <dl className="details">
+        <dt>Requester</dt>
+        <dd>
+          {t.requester_name} &lt;{t.requester_email}&gt;
+        </dd>
+        <dt>Organisation</dt>
+        <dd>{t.requester_org ?? '—'}</dd>
+        <dt>Assignee</dt>
+        <dd>{t.assignee_name ?? 'Unassigned'}</dd>
+        <dt>Team</dt>
+        <dd data-testid="ticket-team">{t.team_name ?? '—'}</dd>
+        <dt>SLA policy</dt>
+        <dd>
+          {t.policy_id ? (
+            <Link to={`/policies/${t.policy_id}`}>{t.policy_name ?? `Policy #${t.policy_id}`}</Link>
+          ) : (
+            'None applies'
+          )}
+        </dd>
+        <dt>Created</dt>
+        <dd>{formatDateTime(t.created_at)}</dd>
+        <dt>First response</dt>
+        <dd data-testid="first-response">
+          {firstResponseText(t.first_responded_at, firstResponse)}
+        </dd>
+        <dt>Resolved</dt>
+        <dd>{formatDateTime(t.resolved_at)}</dd>
+        <dt>Closed</dt>
+        <dd>{formatDateTime(t.closed_at)}</dd>
+      </dl>
+    </Section>
+  );
+}
+
+/** Each SLA clock of the ticket with its state and due time. */
+export function ClocksSection({ clocks, now }: { clocks: Clock[]; now: number }) {
+  return (
+    <Section id="clocks" title="SLA clocks">
+      {clocks.length === 0 ? <p className="muted">No SLA policy applies.</p> : null}
+      {clocks.map((clock) => (
+        <ClockCard key={clock.kind} clock={clock} now={now} />
+      ))}
+    </Section>
+  );
+}
+
+/** The targets the ticket missed, each once. */
+export function BreachesSection({ breaches }: { breaches: TicketDetail['breaches'] }) {
+  return (
+    <Section id="breaches" title={`Breaches (${breaches.length})`}>
+      {breaches.length === 0 ? (
+        <p className="muted">No breach recorded.</p>
+      ) : (
+        <ul className="plain breaches">
+          {breaches.map((breach) => (
+            <li key={breach.id} className="breach" data-breach-id={breach.id}>
+              <strong>{label(breach.kind)}</strong> target missed: due{' '}
+              {formatDateTime(breach.due_at)}, detected {formatDateTime(breach.detected_at)}{' '}
+              <span className="muted">(breach #{breach.id})</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </Section>
+  );
+}
+
+/** What happened to the ticket, in sentences, newest first. */
+export function ActivitySection({
+  activity,
+  names,
+}: {
+  activity: TicketDetail['activity'];
+  names: Names;
+}) {
+  return (
+    <Section id="activity" title="Activity">
+      <ol className="activity">
+        {[...activity].reverse().map((a) => (
+          <li key={a.id}>
+            <time dateTime={a.at}>{formatDateTime(a.at)}</time>
+            <span>
+              <strong>{a.actor}</strong> {activityText(a.action, a.details, names)}
+            </span>
+          </li>
+        ))}
+      </ol>
+    </Section>
+  );
+}
+
+/**
+ * The first response in words, the same answer the clock gives: when the reply came, or that
+ * the ticket was resolved before any reply (the clock stopped there: met or missed).
+ */
+function firstResponseText(respondedAt: string | null, clock: Clock | undefined): string {
+  if (respondedAt) {
+    const late = clock && Date.parse(respondedAt) > Date.parse(clock.due_at);
+    return `${formatDateTime(respondedAt)}${clock ? (late ? ' (target missed)' : ' (target met)') : ''}`;
+  }
+  if (clock?.state === 'stopped' && clock.stopped_at) {
+    const missed = Date.parse(clock.stopped_at) > Date.parse(clock.due_at);
+    return `No reply: resolved ${formatDateTime(clock.stopped_at)} first (target ${missed ? 'missed' : 'met'})`;
+  }
+  return 'Not yet';
+}
+
+function ClockCard({ clock, now }: { clock: Clock; now: number }) {
+  const warned =
+    clock.state === 'running' && now >= Date.parse(clock.warn_at) && now < Date.parse(clock.due_at);
+  const pausedNow =
+    clock.state === 'paused' && clock.paused_since
+      ? Math.max(0, now - Date.parse(clock.paused_since))
+      : 0;
+  return (
+    <div className={`clock clock-${clock.state}`} data-clock={clock.kind}>
+      <h3>{label(clock.kind)}</h3>
+      <p className="clock-countdown">
+        <Countdown
+          name={label(clock.kind)}
+          dueAt={clock.due_at}
+          state={clock.state}
+          pausedSince={clock.paused_since}
+          stoppedAt={clock.stopped_at}
+          warned={warned}
+        />{' '}
+        {clock.breached ? <span className="badge sla-breached">Breached</span> : null}
+      </p>
+      <dl className="details compact">
+        <dt>State</dt>
+        <dd>{label(clock.state)}</dd>
+        <dt>Target</dt>
+        <dd>{formatMinutes(clock.target_minutes)} of business time</dd>
+        <dt>Started</dt>
+        <dd>{formatDateTime(clock.started_at)}</dd>
+        <dt>Warns at</dt>
+        <dd>{formatDateTime(clock.warn_at)}</dd>
+        <dt>Due</dt>
+        <dd>
+          {formatDateTime(clock.due_at)}
+          {clock.state === 'paused' ? ' (provisional while paused)' : ''}
+        </dd>
+        <dt>Paused time</dt>
+        <dd>
+          {formatDuration(clock.paused_business_minutes * 60_000)} of business time
+          {clock.paused_since
+            ? `; paused since ${formatDateTime(clock.paused_since)} (${formatDuration(pausedNow)} so far)`
+            : ''}
+        </dd>
+        {clock.stopped_at ? (
+          <>
+            <dt>Stopped</dt>
+            <dd>{formatDateTime(clock.stopped_at)}</dd>
+          </>
+        ) : null}
+      </dl>
+    </div>
+  );
+}
