@@ -18,7 +18,7 @@ export interface FieldAria {
   'aria-describedby': string | undefined;
 }
 
-interface FieldProps {
+export interface FieldProps {
   /** The API's name for the field (its issue path): also gives the input's id. */
   path: string;
   /** Keeps ids unique when a page has several forms with the same fields. */

@@ -1,25 +1,20 @@
 import { type InputHTMLAttributes, type ReactNode, useMemo } from 'react';
 import type { Issue } from '../api.js';
-import { Field, FieldError, fieldId } from './field.js';
+import { label } from '../format.js';
+import { PRIORITIES } from '../types.js';
+import { Field, FieldError, type FieldProps, fieldId } from './field.js';
 
 type InputProps = Omit<
   InputHTMLAttributes<HTMLInputElement>,
   'id' | 'value' | 'onChange' | 'aria-invalid' | 'aria-describedby'
 >;
 
-interface TextFieldProps {
-  /** The API's name for the field (its issue path): also gives the input's id. */
-  path: string;
-  idPrefix?: string;
-  label: ReactNode;
-  issues: Issue[];
-  hint?: ReactNode;
-  hintAfter?: boolean;
+type TextFieldProps = Omit<FieldProps, 'children' | 'className'> & {
   value: string;
   onChange: (value: string) => void;
   /** Further attributes of the input (type, inputMode, placeholder, name…). */
   input?: InputProps;
-}
+};
 
 /** A labelled text input with its hint and its error from the API beneath it. */
 export function TextField({ value, onChange, input, ...field }: TextFieldProps) {
@@ -31,6 +26,52 @@ export function TextField({ value, onChange, input, ...field }: TextFieldProps) 
     </Field>
   );
 }
+
+/** One choice of a {@link SelectField}. */
+export interface Choice {
+  value: string;
+  label: string;
+}
+
+/** A labelled select with its hint and its error from the API beneath it. */
+export function SelectField({
+  value,
+  onChange,
+  choices,
+  name,
+  ...field
+}: Omit<FieldProps, 'children' | 'className'> & {
+  value: string;
+  onChange: (value: string) => void;
+  choices: Choice[];
+  /** The select's form name. */
+  name?: string;
+}) {
+  return (
+    <Field {...field}>
+      {(aria) => (
+        <select {...aria} name={name} value={value} onChange={(e) => onChange(e.target.value)}>
+          {choices.map((c) => (
+            <option key={c.value} value={c.value}>
+              {c.label}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
+/** Choices of named records (agents, teams), by id, after the given leading ones. */
+export function choicesOf(
+  records: readonly { id: number; name: string }[] | undefined,
+  first: Choice[] = [],
+): Choice[] {
+  return [...first, ...(records ?? []).map((r) => ({ value: String(r.id), label: r.name }))];
+}
+
+/** The priorities, most urgent first, in words. */
+export const PRIORITY_CHOICES: Choice[] = PRIORITIES.map((p) => ({ value: p, label: label(p) }));
 
 /** The IANA zones this browser knows, offered while typing a zone. */
 function useZones(): string[] {
@@ -69,14 +110,15 @@ export function TimeZoneField(props: Omit<TextFieldProps, 'input'>) {
   );
 }
 
-/** A checkbox with its label, whose id is the API's field (the error summary links to it). */
+/** A checkbox with its label; with `path`, its id is the API's field (the error summary links to it). */
 export function CheckField({
   path,
   checked,
   onChange,
   children,
 }: {
-  path: string;
+  /** The API's field, when the box is one (its id, for the error summary's link). */
+  path?: string;
   checked: boolean;
   onChange: (checked: boolean) => void;
   children: ReactNode;
@@ -85,7 +127,7 @@ export function CheckField({
     <label className="check">
       <input
         type="checkbox"
-        id={fieldId(path)}
+        id={path === undefined ? undefined : fieldId(path)}
         checked={checked}
         onChange={(e) => onChange(e.target.checked)}
       />

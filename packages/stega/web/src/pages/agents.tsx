@@ -2,8 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api, type Issue } from '../api.js';
 import { DataTable } from '../components/data-table.js';
-import { Field } from '../components/field.js';
-import { TextField, TimeZoneField } from '../components/form-fields.js';
+import { choicesOf, SelectField, TextField, TimeZoneField } from '../components/form-fields.js';
 import { LoadState, Section, TableRegion } from '../components/layout.js';
 import { SaveFeedback } from '../components/save-feedback.js';
 import { agentsQuery, keys, tokensQuery } from '../data/queries.js';
@@ -286,45 +285,39 @@ function NewToken({ agents, onCreated }: { agents: Agent[]; onCreated: () => voi
         </div>
       ) : null}
       <div className="row">
-        <Field
+        <TextField
           path="name"
           idPrefix="new-token"
           label="Token name"
           issues={save.issues}
           hint="e.g. “Ana’s laptop”."
-        >
-          {(aria) => <input {...aria} value={name} onChange={(e) => setName(e.target.value)} />}
-        </Field>
-        <Field path="role" idPrefix="new-token" label="Role" issues={save.issues}>
-          {(aria) => (
-            <select
-              {...aria}
-              value={role}
-              onChange={(e) => setRole(e.target.value as 'agent' | 'admin')}
-            >
-              <option value="agent">Agent</option>
-              <option value="admin">Admin</option>
-            </select>
-          )}
-        </Field>
-        <Field
+          value={name}
+          onChange={setName}
+        />
+        <SelectField
+          path="role"
+          idPrefix="new-token"
+          label="Role"
+          issues={save.issues}
+          value={role}
+          onChange={(v) => setRole(v as 'agent' | 'admin')}
+          choices={[
+            { value: 'agent', label: 'Agent' },
+            { value: 'admin', label: 'Admin' },
+          ]}
+        />
+        <SelectField
           path="agent_id"
           idPrefix="new-token"
           label="Agent"
           issues={save.issues}
           hint={role === 'agent' ? 'An agent token belongs to an agent.' : 'Optional.'}
-        >
-          {(aria) => (
-            <select {...aria} value={agentId} onChange={(e) => setAgentId(e.target.value)}>
-              <option value="">{role === 'agent' ? 'Choose an agent…' : 'No agent'}</option>
-              {agents.map((a) => (
-                <option key={a.id} value={String(a.id)}>
-                  {a.name}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+          value={agentId}
+          onChange={setAgentId}
+          choices={choicesOf(agents, [
+            { value: '', label: role === 'agent' ? 'Choose an agent…' : 'No agent' },
+          ])}
+        />
       </div>
       <div className="actions">
         <button type="submit" className="primary" disabled={save.busy}>

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { useAcknowledgeTicket } from '../components/escalations.js';
+import { CheckField } from '../components/form-fields.js';
 import { LoadState } from '../components/layout.js';
 import {
   type InboxEntry,
@@ -41,14 +42,9 @@ export function InboxPage({ session }: { session: Session }) {
         <p role="status" aria-live="polite" aria-atomic="true">
           {page ? `${unread} unread` : ''}
         </p>
-        <label className="check">
-          <input
-            type="checkbox"
-            checked={onlyUnread}
-            onChange={(e) => setOnlyUnread(e.target.checked)}
-          />
+        <CheckField checked={onlyUnread} onChange={setOnlyUnread}>
           Only unread
-        </label>
+        </CheckField>
       </div>
       {error ? (
         <p className="notice error" role="alert">

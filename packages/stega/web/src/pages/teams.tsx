@@ -1,8 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api } from '../api.js';
-import { Field } from '../components/field.js';
-import { TimeZoneField } from '../components/form-fields.js';
+import { choicesOf, SelectField, TextField, TimeZoneField } from '../components/form-fields.js';
 import { LoadState, Section } from '../components/layout.js';
 import { SaveFeedback } from '../components/save-feedback.js';
 import { agentsQuery, teamsQuery } from '../data/queries.js';
@@ -145,9 +144,14 @@ function TeamForm({
       <h3>{team ? `Edit ${team.name}` : 'Add a team'}</h3>
       <SaveFeedback save={save} knownPaths={() => false} />
       <div className="row">
-        <Field path="name" idPrefix={prefix} label="Team name" issues={save.issues}>
-          {(aria) => <input {...aria} value={name} onChange={(e) => setName(e.target.value)} />}
-        </Field>
+        <TextField
+          path="name"
+          idPrefix={prefix}
+          label="Team name"
+          issues={save.issues}
+          value={name}
+          onChange={setName}
+        />
         <TimeZoneField
           path="time_zone"
           idPrefix={prefix}
@@ -157,20 +161,18 @@ function TeamForm({
           value={zone}
           onChange={setZone}
         />
-        <Field path="lead_agent_id" idPrefix={prefix} label="Team lead" issues={save.issues}>
-          {(aria) => (
-            <select {...aria} value={lead} onChange={(e) => setLead(e.target.value)}>
-              <option value="">No lead</option>
-              {agents
-                .filter((a) => members.includes(a.id))
-                .map((a) => (
-                  <option key={a.id} value={String(a.id)}>
-                    {a.name}
-                  </option>
-                ))}
-            </select>
+        <SelectField
+          path="lead_agent_id"
+          idPrefix={prefix}
+          label="Team lead"
+          issues={save.issues}
+          value={lead}
+          onChange={setLead}
+          choices={choicesOf(
+            agents.filter((a) => members.includes(a.id)),
+            [{ value: '', label: 'No lead' }],
           )}
-        </Field>
+        />
       </div>
       <fieldset>
         <legend>Members</legend>

@@ -3,12 +3,12 @@ import { type FormEvent, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api } from '../api.js';
 import { ErrorSummary, Field } from '../components/field.js';
-import { RecordLoading } from '../components/record-loading.js';
+import { choicesOf, PRIORITY_CHOICES, SelectField, TextField } from '../components/form-fields.js';
+import { WithRecord } from '../components/record-loading.js';
 import { agentsQuery, keys, teamsQuery, ticketQuery } from '../data/queries.js';
-import { label } from '../format.js';
 import { useSave } from '../hooks/use-save.js';
 import { useTitle } from '../hooks/use-title.js';
-import { PRIORITIES, type Priority, type TicketDetail } from '../types.js';
+import { type Priority, type TicketDetail } from '../types.js';
 
 interface Draft {
   subject: string;
@@ -73,18 +73,17 @@ function bodyOf(draft: Draft) {
 export function TicketFormPage({ id }: { id?: number }) {
   const editing = id !== undefined;
   useTitle(editing ? `Edit ticket #${id}` : 'New ticket');
-  const record = useQuery({ ...ticketQuery(id ?? 0), enabled: editing });
-  if (editing && !record.data) {
-    return (
-      <RecordLoading
-        back={`/tickets/${id}`}
-        backText={`← Ticket #${id}`}
-        title={`Edit ticket #${id}`}
-        error={record.error ?? undefined}
-      />
-    );
-  }
-  return <TicketForm id={id} ticket={record.data} />;
+  return (
+    <WithRecord
+      id={id}
+      query={ticketQuery}
+      back={`/tickets/${id}`}
+      backText={`← Ticket #${id}`}
+      title={`Edit ticket #${id}`}
+    >
+      {(ticket) => <TicketForm id={id} ticket={ticket} />}
+    </WithRecord>
+  );
 }
 
 /** The ticket's form: it starts from the ticket as loaded, so nothing typed is overwritten. */
@@ -136,18 +135,14 @@ function TicketForm({ id, ticket }: { id?: number; ticket?: TicketDetail }) {
       <h1>{editing ? `Edit ticket #${id}` : 'New ticket'}</h1>
       <ErrorSummary issues={issues} message={message} knownPaths={(p) => FIELDS.has(p)} />
       <form onSubmit={submit} noValidate className="form">
-        <Field path="subject" label="Subject" issues={issues}>
-          {(aria) => (
-            <input
-              {...aria}
-              name="subject"
-              value={draft.subject}
-              onChange={(e) => set('subject')(e.target.value)}
-              maxLength={300}
-              required
-            />
-          )}
-        </Field>
+        <TextField
+          path="subject"
+          label="Subject"
+          issues={issues}
+          value={draft.subject}
+          onChange={set('subject')}
+          input={{ name: 'subject', maxLength: 300, required: true }}
+        />
         <Field path="description" label="Description" issues={issues} hint="Optional.">
           {(aria) => (
             <textarea
@@ -160,109 +155,67 @@ function TicketForm({ id, ticket }: { id?: number; ticket?: TicketDetail }) {
           )}
         </Field>
         <div className="row">
-          <Field path="requester_name" label="Requester name" issues={issues}>
-            {(aria) => (
-              <input
-                {...aria}
-                name="requester_name"
-                autoComplete="name"
-                value={draft.requester_name}
-                onChange={(e) => set('requester_name')(e.target.value)}
-                required
-              />
-            )}
-          </Field>
-          <Field path="requester_email" label="Requester email" issues={issues}>
-            {(aria) => (
-              <input
-                {...aria}
-                name="requester_email"
-                type="email"
-                autoComplete="email"
-                value={draft.requester_email}
-                onChange={(e) => set('requester_email')(e.target.value)}
-                required
-              />
-            )}
-          </Field>
+          <TextField
+            path="requester_name"
+            label="Requester name"
+            issues={issues}
+            value={draft.requester_name}
+            onChange={set('requester_name')}
+            input={{ name: 'requester_name', autoComplete: 'name', required: true }}
+          />
+          <TextField
+            path="requester_email"
+            label="Requester email"
+            issues={issues}
+            value={draft.requester_email}
+            onChange={set('requester_email')}
+            input={{
+              name: 'requester_email',
+              type: 'email',
+              autoComplete: 'email',
+              required: true,
+            }}
+          />
         </div>
-        <Field
+        <TextField
           path="requester_org"
           label="Requester organisation"
           issues={issues}
           hint="Optional. A policy for this organisation wins over the general one."
-        >
-          {(aria) => (
-            <input
-              {...aria}
-              name="requester_org"
-              autoComplete="organization"
-              value={draft.requester_org}
-              onChange={(e) => set('requester_org')(e.target.value)}
-            />
-          )}
-        </Field>
+          value={draft.requester_org}
+          onChange={set('requester_org')}
+          input={{ name: 'requester_org', autoComplete: 'organization' }}
+        />
         <div className="row">
-          <Field
+          <SelectField
             path="priority"
+            name="priority"
             label="Priority"
             issues={issues}
             hint={editing ? 'A new priority restarts the SLA targets under its policy.' : undefined}
-          >
-            {(aria) => (
-              <select
-                {...aria}
-                name="priority"
-                value={draft.priority}
-                onChange={(e) => set('priority')(e.target.value as Priority)}
-              >
-                {PRIORITIES.map((p) => (
-                  <option key={p} value={p}>
-                    {label(p)}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
-          <Field path="assignee_id" label="Assignee" issues={issues}>
-            {(aria) => (
-              <select
-                {...aria}
-                name="assignee_id"
-                value={draft.assignee_id}
-                onChange={(e) => set('assignee_id')(e.target.value)}
-              >
-                <option value="">Unassigned</option>
-                {(agents.data?.items ?? []).map((agent) => (
-                  <option key={agent.id} value={String(agent.id)}>
-                    {agent.name}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
-          <Field
+            value={draft.priority}
+            onChange={(v) => set('priority')(v as Priority)}
+            choices={PRIORITY_CHOICES}
+          />
+          <SelectField
+            path="assignee_id"
+            name="assignee_id"
+            label="Assignee"
+            issues={issues}
+            value={draft.assignee_id}
+            onChange={set('assignee_id')}
+            choices={choicesOf(agents.data?.items, [{ value: '', label: 'Unassigned' }])}
+          />
+          <SelectField
             path="team_id"
+            name="team_id"
             label="Team"
             issues={issues}
             hint="Unassigned alerts go to its members; its SLA policy may differ."
-          >
-            {(aria) => (
-              <select
-                {...aria}
-                name="team_id"
-                value={draft.team_id}
-                onChange={(e) => set('team_id')(e.target.value)}
-              >
-                <option value="">No team</option>
-                {(teams.data?.items ?? []).map((team) => (
-                  <option key={team.id} value={String(team.id)}>
-                    {team.name}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
+            value={draft.team_id}
+            onChange={set('team_id')}
+            choices={choicesOf(teams.data?.items, [{ value: '', label: 'No team' }])}
+          />
         </div>
         <div className="actions">
           <button type="submit" className="primary" disabled={busy}>

@@ -1,9 +1,8 @@
-import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api } from '../../api.js';
 import { CheckField, TextField, TimeZoneField } from '../../components/form-fields.js';
-import { RecordLoading } from '../../components/record-loading.js';
+import { WithRecord } from '../../components/record-loading.js';
 import { SaveFeedback } from '../../components/save-feedback.js';
 import { calendarQuery, keys } from '../../data/queries.js';
 import { formatDateTime } from '../../format.js';
@@ -17,18 +16,17 @@ import { HolidaysSection, WeeklyHoursSection } from './sections.js';
 export function CalendarEditPage({ id, admin }: { id?: number; admin: boolean }) {
   const editing = id !== undefined;
   useTitle(editing ? 'Calendar' : 'New calendar');
-  const record = useQuery({ ...calendarQuery(id ?? 0), enabled: editing });
-  if (editing && !record.data) {
-    return (
-      <RecordLoading
-        back="/calendars"
-        backText="← Calendars"
-        title="Calendar"
-        error={record.error ?? undefined}
-      />
-    );
-  }
-  return <CalendarForm id={id} calendar={record.data} admin={admin} />;
+  return (
+    <WithRecord
+      id={id}
+      query={calendarQuery}
+      back="/calendars"
+      backText="← Calendars"
+      title="Calendar"
+    >
+      {(calendar) => <CalendarForm id={id} calendar={calendar} admin={admin} />}
+    </WithRecord>
+  );
 }
 
 /** The calendar's form: it starts from the calendar as loaded, so nothing typed is overwritten. */

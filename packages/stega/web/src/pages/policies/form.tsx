@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api } from '../../api.js';
-import { RecordLoading } from '../../components/record-loading.js';
+import { WithRecord } from '../../components/record-loading.js';
 import { SaveFeedback } from '../../components/save-feedback.js';
 import { calendarsQuery, keys, policyQuery } from '../../data/queries.js';
 import { formatDateTime } from '../../format.js';
@@ -26,18 +26,17 @@ import { TargetFields } from './target-fields.js';
 export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
   const editing = id !== undefined;
   useTitle(editing ? 'SLA policy' : 'New SLA policy');
-  const record = useQuery({ ...policyQuery(id ?? 0), enabled: editing });
-  if (editing && !record.data) {
-    return (
-      <RecordLoading
-        back="/policies"
-        backText="← SLA policies"
-        title="SLA policy"
-        error={record.error}
-      />
-    );
-  }
-  return <PolicyForm id={id} policy={record.data} admin={admin} />;
+  return (
+    <WithRecord
+      id={id}
+      query={policyQuery}
+      back="/policies"
+      backText="← SLA policies"
+      title="SLA policy"
+    >
+      {(policy) => <PolicyForm id={id} policy={policy} admin={admin} />}
+    </WithRecord>
+  );
 }
 
 /** The policy's form: it starts from the policy as loaded, so nothing typed is overwritten. */

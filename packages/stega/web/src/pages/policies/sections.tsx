@@ -8,7 +8,7 @@ import {
   listIssues,
   TextField,
 } from '../../components/form-fields.js';
-import { WebhookListEditor } from '../../components/webhook-list.js';
+import { type WebhookDraft, WebhookListEditor } from '../../components/webhook-list.js';
 import type { PolicyDraft, SetDraft } from './draft.js';
 
 interface SectionProps {
@@ -36,22 +36,13 @@ export function ChannelsSection({ draft, set, issues }: SectionProps) {
       >
         Email the assignee
       </CheckField>
-      <AddressListField
-        path="alert_channels.email"
-        label="Email recipients"
+      <Recipients
+        fallback={false}
+        email={draft.email}
+        webhooks={draft.webhooks}
         issues={issues}
-        rows={3}
-        value={draft.email}
-        onChange={(v) => set('email', v)}
-      />
-      <WebhookListEditor
-        path="alert_channels.webhooks"
-        noun="Webhook"
-        title="Webhooks"
-        hooks={draft.webhooks}
-        issues={issues}
-        secretSetHint="A secret is set. Re-enter it if you change the alert channels, or the calls go unsigned."
-        onChange={(hooks) => set('webhooks', hooks)}
+        onEmail={(v) => set('email', v)}
+        onWebhooks={(hooks) => set('webhooks', hooks)}
       />
       <GroupError path="alert_channels" issues={issues} />
     </fieldset>
@@ -169,26 +160,57 @@ export function FallbackSection({ draft, set, issues }: SectionProps) {
           >
             Fall back to the email of the ticket’s team lead
           </CheckField>
-          <AddressListField
-            path="alert_channels.fallback.email"
-            label="Fallback email recipients"
+          <Recipients
+            fallback
+            email={draft.fallback_email}
+            webhooks={draft.fallback_webhooks}
             issues={issues}
-            rows={2}
-            value={draft.fallback_email}
-            onChange={(v) => set('fallback_email', v)}
-          />
-          <WebhookListEditor
-            path="alert_channels.fallback.webhooks"
-            noun="Fallback webhook"
-            title="Fallback webhooks"
-            hooks={draft.fallback_webhooks}
-            issues={issues}
-            secretSetHint="A secret is set. Re-enter it if you change the fallback, or the calls go unsigned."
-            onChange={(hooks) => set('fallback_webhooks', hooks)}
+            onEmail={(v) => set('fallback_email', v)}
+            onWebhooks={(hooks) => set('fallback_webhooks', hooks)}
           />
         </>
       ) : null}
       <GroupError path="alert_channels.fallback" issues={issues} />
     </fieldset>
+  );
+}
+
+/** The email addresses and webhooks of the first alert or of its fallback. */
+function Recipients({
+  fallback,
+  email,
+  webhooks,
+  issues,
+  onEmail,
+  onWebhooks,
+}: {
+  fallback: boolean;
+  email: string;
+  webhooks: WebhookDraft[];
+  issues: Issue[];
+  onEmail: (value: string) => void;
+  onWebhooks: (hooks: WebhookDraft[]) => void;
+}) {
+  const base = fallback ? 'alert_channels.fallback' : 'alert_channels';
+  return (
+    <>
+      <AddressListField
+        path={`${base}.email`}
+        label={fallback ? 'Fallback email recipients' : 'Email recipients'}
+        issues={issues}
+        rows={fallback ? 2 : 3}
+        value={email}
+        onChange={onEmail}
+      />
+      <WebhookListEditor
+        path={`${base}.webhooks`}
+        noun={fallback ? 'Fallback webhook' : 'Webhook'}
+        title={fallback ? 'Fallback webhooks' : 'Webhooks'}
+        hooks={webhooks}
+        issues={issues}
+        secretSetHint={`A secret is set. Re-enter it if you change the ${fallback ? 'fallback' : 'alert channels'}, or the calls go unsigned.`}
+        onChange={onWebhooks}
+      />
+    </>
   );
 }

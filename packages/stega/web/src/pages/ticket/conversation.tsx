@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { ApiError, api, type Issue } from '../../api.js';
 import { Field } from '../../components/field.js';
+import { CheckField } from '../../components/form-fields.js';
 import { Section } from '../../components/layout.js';
 import { agentsQuery } from '../../data/queries.js';
 import { formatDateTime } from '../../format.js';
@@ -104,23 +105,13 @@ export function Conversation({
             <textarea {...aria} rows={3} value={body} onChange={(e) => setBody(e.target.value)} />
           )}
         </Field>
-        <label className="check">
-          <input
-            type="checkbox"
-            checked={publicReply}
-            onChange={(e) => setPublicReply(e.target.checked)}
-          />
+        <CheckField checked={publicReply} onChange={setPublicReply}>
           Public reply (visible to the requester)
-        </label>
-        <label className="check">
-          <input
-            type="checkbox"
-            checked={fromRequester}
-            onChange={(e) => setFromRequester(e.target.checked)}
-          />
+        </CheckField>
+        <CheckField checked={fromRequester} onChange={setFromRequester}>
           From the requester (a customer reply: the next agent reply is due within the policy’s
           next-reply target)
-        </label>
+        </CheckField>
         <div className="actions">
           <button type="submit" className="primary" disabled={busy}>
             Add comment

@@ -14,7 +14,13 @@ import { NEXT_STATUSES, type Session, type TicketStatus } from '../../types.js';
 import { type Names } from '../../words.js';
 import { AlertsSection } from './alerts.js';
 import { Conversation } from './conversation.js';
-import { ActivitySection, BreachesSection, ClocksSection, DetailsSection } from './sections.js';
+import {
+  ActivitySection,
+  BreachesSection,
+  ClocksSection,
+  DetailsSection,
+  isWarned,
+} from './sections.js';
 
 /** One ticket, live: SLA clocks, breaches and each alert delivery, comments, activity. */
 export function TicketPage({ id, session }: { id: number; session: Session }) {
@@ -40,9 +46,7 @@ export function TicketPage({ id, session }: { id: number; session: Session }) {
   }
 
   const breached = t.breaches.length > 0 || t.clocks.some((c) => c.breached);
-  const warned = t.clocks.some(
-    (c) => c.state === 'running' && now >= Date.parse(c.warn_at) && now < Date.parse(c.due_at),
-  );
+  const warned = t.clocks.some((c) => isWarned(c, now));
 
   const transition = async (to: TicketStatus) => {
     setNotice(undefined);
@@ -94,11 +98,7 @@ export function TicketPage({ id, session }: { id: number; session: Session }) {
               state={clock.state}
               pausedSince={clock.paused_since}
               stoppedAt={clock.stopped_at}
-              warned={
-                clock.state === 'running' &&
-                now >= Date.parse(clock.warn_at) &&
-                now < Date.parse(clock.due_at)
-              }
+              warned={isWarned(clock, now)}
             />
           </span>
         ))}

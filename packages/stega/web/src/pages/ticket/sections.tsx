@@ -117,9 +117,15 @@ function firstResponseText(respondedAt: string | null, clock: Clock | undefined)
   return 'Not yet';
 }
 
+/** A running clock past its warning time and not yet due. */
+export function isWarned(clock: Clock, now: number): boolean {
+  return (
+    clock.state === 'running' && now >= Date.parse(clock.warn_at) && now < Date.parse(clock.due_at)
+  );
+}
+
 function ClockCard({ clock, now }: { clock: Clock; now: number }) {
-  const warned =
-    clock.state === 'running' && now >= Date.parse(clock.warn_at) && now < Date.parse(clock.due_at);
+  const warned = isWarned(clock, now);
   const pausedNow =
     clock.state === 'paused' && clock.paused_since
       ? Math.max(0, now - Date.parse(clock.paused_since))
