@@ -20,7 +20,17 @@
  */
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { type Client, Consumer, connect, Ticker } from '../packages/pgque/src/index.js';
+import {
+  type Client,
+  Consumer,
+  connect,
+  createQueue,
+  dropQueue,
+  queueInfo,
+  send,
+  sendBatch,
+  Ticker,
+} from '../packages/pgque/src/index.js';
 import { benchQueueName, startBenchServer } from './database.js';
 import { benchOptions, loadAverage, machine, median, printTable, writeResult } from './report.js';
 
@@ -75,7 +85,7 @@ const round = (value: number) => Math.round(value * 10) / 10;
 
 async function measure(client: Client, url: string, cell: Cell): Promise<RunResult> {
   const queue = benchQueueName('latency');
-  await client.createQueue(queue, { tickerMaxLag: MAX_LAG_MS });
+  await createQueue(client.pool, queue, { tickerMaxLag: MAX_LAG_MS });
   const latencies: number[] = [];
   const sentAt = new Map<number, number>();
   const committedAt = new Map<number, number>();
@@ -99,7 +109,7 @@ async function measure(client: Client, url: string, cell: Cell): Promise<RunResu
   await ticks.query(`listen "pgque_${queue}"`);
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
-  const ticksBefore = (await client.queueInfo(queue))?.lastTickId ?? 0n;
+  const ticksBefore = (await queueInfo(client.pool, queue))?.lastTickId ?? 0n;
 
   const total = cell.rate * cell.seconds;
   const interval = (1_000 * cell.batch) / cell.rate;
@@ -119,8 +129,9 @@ async function measure(client: Client, url: string, cell: Cell): Promise<RunResu
       }
       const sending =
         cell.batch === 1
-          ? client.send(queue, { type: 'ping', payload: { seq: seqs[0] } })
-          : client.sendBatch(
+          ? send(client.pool, queue, { type: 'ping', payload: { seq: seqs[0] } })
+          : sendBatch(
+              client.pool,
               queue,
               'ping',
               seqs.map((seq) => ({ seq })),
@@ -144,8 +155,8 @@ async function measure(client: Client, url: string, cell: Cell): Promise<RunResu
   await consumer.stop();
   loop.disable();
   await ticks.end();
-  const tickCount = ((await client.queueInfo(queue))?.lastTickId ?? 0n) - ticksBefore;
-  await client.dropQueue(queue, { force: true });
+  const tickCount = ((await queueInfo(client.pool, queue))?.lastTickId ?? 0n) - ticksBefore;
+  await dropQueue(client.pool, queue, { force: true });
   if (handled < total) throw new Error(`only ${handled} of ${total} events were handled`);
 
   const sorted = [...latencies].sort((a, b) => a - b);

@@ -4,7 +4,7 @@ export {
   exponentialRetryDelay,
   type RetryDelay,
 } from './backoff.js';
-export { type CallOptions, Client, type ConnectOptions, connect } from './client.js';
+export { Client, type ConnectOptions, connect } from './client.js';
 export { Consumer, type NormalConsumerOptions } from './consumer.js';
 export type { ConsumerOptions } from './consumer-loop.js';
 export { CoopConsumer, type CoopConsumerOptions, defaultSubconsumer } from './coop-consumer.js';

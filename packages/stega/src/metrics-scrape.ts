@@ -1,4 +1,4 @@
-import type { Client, Queryable } from '@stega/pgque';
+import { type Client, consumerInfo, type Queryable, queueInfo } from '@stega/pgque';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { undeliveredAlertSummary } from './db/delivery-stats.js';
 import { NOTIFICATIONS_QUEUE } from './db/migrate.js';
@@ -79,8 +79,8 @@ export function createScrapeMetrics(source: ScrapeSource): ScrapeMetrics {
       const now = source.now();
       const [summary, queue, consumers] = await Promise.all([
         undeliveredAlertSummary(source.db, now),
-        source.engine.queueInfo(NOTIFICATIONS_QUEUE, { db: source.db }),
-        source.engine.consumerInfo(NOTIFICATIONS_QUEUE, undefined, { db: source.db }),
+        queueInfo(source.db, NOTIFICATIONS_QUEUE),
+        consumerInfo(source.db, NOTIFICATIONS_QUEUE),
       ]);
       undelivered.set(summary.count);
       oldest.set(

@@ -2,10 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   Consumer,
+  consumerInfo,
+  dlqInspect,
   type Event,
   exponentialRetryDelay,
   type HandlerContext,
   PgqueQueueNotFoundError,
+  send,
+  sendBatch,
+  subscribe,
 } from '../../src/index.js';
 import { forceTick, latch, memoryLogger, tickedClient, waitFor } from './support.js';
 
@@ -26,7 +31,7 @@ describe('Consumer', () => {
     );
     await consumer.start();
     // warm up, then make sure the loop is parked in its wait
-    await client.send(queue, { type: 'ping' });
+    await send(client.pool, queue, { type: 'ping' });
     await waitFor(() => handled.length === 1, 'the warm-up event');
     const idleLines = () =>
       logger.lines.filter((l) => l.message === 'idle; waiting for a tick').length;
@@ -34,7 +39,7 @@ describe('Consumer', () => {
     await waitFor(() => idleLines() > idleBefore, 'the consumer to wait');
 
     // parked with its next poll an hour away: only the NOTIFY can bring this event in
-    const id = await client.send(queue, { type: 'ping' });
+    const id = await send(client.pool, queue, { type: 'ping' });
     const hit = await waitFor(() => handled.find((h) => h.id === id), 'the event');
     expect(hit.id).toBe(id);
     await consumer.stop();
@@ -55,8 +60,8 @@ describe('Consumer', () => {
         }),
     );
     await consumer.start();
-    const id = await client.send(queue, { type: 'a', payload: { x: [1, 2] }, extra2: 'two' });
-    await client.send(queue, { type: 'b', payload: null });
+    const id = await send(client.pool, queue, { type: 'a', payload: { x: [1, 2] }, extra2: 'two' });
+    await send(client.pool, queue, { type: 'b', payload: null });
     await waitFor(() => types.length === 2, 'both events');
     expect(types).toEqual(['a', 'b']);
     const { event, context } = seen[0] as (typeof seen)[number];
@@ -79,17 +84,20 @@ describe('Consumer', () => {
       }),
     );
     await consumer.start();
-    await client.send(queue, { type: 'order.paid', payload: { orderId: 1 } });
-    const bad = await client.send(queue, { type: 'order.paid', payload: { orderId: 'one' } });
+    await send(client.pool, queue, { type: 'order.paid', payload: { orderId: 1 } });
+    const bad = await send(client.pool, queue, { type: 'order.paid', payload: { orderId: 'one' } });
     const { rows } = await client.pool.query(
       `select pgque.send($1, 'order.paid', 'not json'::text) as id`,
       [queue],
     );
     const notJson = rows[0].id as bigint;
-    await client.send(queue, { type: 'order.paid', payload: { orderId: 2, currency: 'USD' } });
+    await send(client.pool, queue, {
+      type: 'order.paid',
+      payload: { orderId: 2, currency: 'USD' },
+    });
 
     const dead = await waitFor(async () => {
-      const letters = await client.dlqInspect(queue);
+      const letters = await dlqInspect(client.pool, queue);
       return letters.length === 2 ? letters : undefined;
     }, 'two dead letters');
     const reasons = new Map(dead.map((d) => [d.eventId, d.reason]));
@@ -100,7 +108,7 @@ describe('Consumer', () => {
     // rejected at the first delivery: never retried
     expect(dead.map((d) => d.retryCount ?? 0)).toEqual([0, 0]);
     // later events are still handled
-    await client.send(queue, { type: 'order.paid', payload: { orderId: 3 } });
+    await send(client.pool, queue, { type: 'order.paid', payload: { orderId: 3 } });
     await waitFor(() => handled.length === 3, 'the valid events');
     expect(handled).toEqual([
       { orderId: 1, currency: 'EUR' },
@@ -126,9 +134,9 @@ describe('Consumer', () => {
       }),
     );
     await consumer.start();
-    const id = await client.send(queue, { type: 'job', payload: 1 });
+    const id = await send(client.pool, queue, { type: 'job', payload: 1 });
     const [letter] = await waitFor(async () => {
-      const letters = await client.dlqInspect(queue);
+      const letters = await dlqInspect(client.pool, queue);
       return letters.length > 0 ? letters : undefined;
     }, 'the dead letter');
     expect(letter).toMatchObject({ eventId: id, reason: 'handler error: boom', retryCount: 2 });
@@ -162,25 +170,26 @@ describe('Consumer', () => {
     );
     await acking.start();
     await nacking.start();
-    const stranger = await client.send(queue, { type: 'stranger' });
-    const id = await client.send(queue, { type: 'known' });
+    const stranger = await send(client.pool, queue, { type: 'stranger' });
+    const id = await send(client.pool, queue, { type: 'known' });
     await waitFor(() => known.length === 2, 'the known event at both consumers');
     const [letter] = await waitFor(async () => {
-      const letters = await client.dlqInspect(queue);
+      const letters = await dlqInspect(client.pool, queue);
       return letters.length > 0 ? letters : undefined;
     }, 'the dead letter of the nacking consumer');
     expect(letter).toMatchObject({ eventId: stranger, reason: 'unknown event type: stranger' });
     expect(known.sort()).toEqual([`acking:${id}`, `nacking:${id}`].sort());
     // only the nacking consumer dead-lettered it
-    expect(await client.dlqInspect(queue)).toHaveLength(1);
+    expect(await dlqInspect(client.pool, queue)).toHaveLength(1);
     await Promise.all([acking.stop(), nacking.stop()]);
   });
 
   it('drains a whole batch larger than any default before acking it once', async () => {
     const queue = await newQueue();
     const consumer = new Consumer(client, queue, 'drainer');
-    await client.subscribe(queue, 'drainer');
-    const ids = await client.sendBatch(
+    await subscribe(client.pool, queue, 'drainer');
+    const ids = await sendBatch(
+      client.pool,
       queue,
       'n',
       Array.from({ length: 250 }, (_, i) => i),
@@ -198,7 +207,7 @@ describe('Consumer', () => {
     expect(batches.size).toBe(1);
     expect([...seen].sort()).toEqual([...ids].sort());
     await waitFor(
-      async () => (await client.consumerInfo(queue, 'drainer'))[0]?.currentBatch === null,
+      async () => (await consumerInfo(client.pool, queue, 'drainer'))[0]?.currentBatch === null,
       'the ack',
     );
     await consumer.stop();
@@ -206,8 +215,9 @@ describe('Consumer', () => {
 
   it('runs at most `concurrency` handlers of a batch at a time', async () => {
     const queue = await newQueue();
-    await client.subscribe(queue, 'parallel');
-    await client.sendBatch(
+    await subscribe(client.pool, queue, 'parallel');
+    await sendBatch(
+      client.pool,
       queue,
       'n',
       Array.from({ length: 12 }, (_, i) => i),
@@ -249,7 +259,7 @@ describe('Consumer', () => {
       }),
     );
     await consumer.start();
-    const ids = await client.sendBatch(queue, 'slow', [1, 2]);
+    const ids = await sendBatch(client.pool, queue, 'slow', [1, 2]);
     await started.opened;
     const stopped = consumer.stop();
     let stoppedYet = false;
@@ -262,7 +272,7 @@ describe('Consumer', () => {
     await stopped;
     expect(handled).toEqual(ids);
     expect(consumer.running).toBe(false);
-    const [info] = await client.consumerInfo(queue, 'finisher');
+    const [info] = await consumerInfo(client.pool, queue, 'finisher');
     expect(info?.currentBatch).toBeNull();
   });
 
@@ -288,7 +298,7 @@ describe('Consumer', () => {
       ),
     );
     await consumer.start();
-    const ids = await client.sendBatch(queue, 'slow', [1, 2, 3]);
+    const ids = await sendBatch(client.pool, queue, 'slow', [1, 2, 3]);
     await started.opened;
     await consumer.stop();
 
@@ -303,7 +313,7 @@ describe('Consumer', () => {
     expect(firstRun).toEqual([ids[0]]);
     expect(again.map((e) => e.id).sort()).toEqual([ids[1], ids[2]].sort());
     expect(again.every((e) => e.retryCount === 1)).toBe(true);
-    expect(await client.dlqInspect(queue)).toEqual([]);
+    expect(await dlqInspect(client.pool, queue)).toEqual([]);
     await next.stop();
   });
 
@@ -319,14 +329,14 @@ describe('Consumer', () => {
     const runDone = consumer.run(controller.signal);
     await Promise.all([consumer.start(), consumer.start()]);
     expect(consumer.running).toBe(true);
-    const first = await client.send(queue, { type: 't' });
+    const first = await send(client.pool, queue, { type: 't' });
     await waitFor(() => handled.includes(first), 'the first event');
     controller.abort();
     await runDone;
     expect(consumer.running).toBe(false);
     await Promise.all([consumer.stop(), consumer.stop()]);
 
-    const second = await client.send(queue, { type: 't' });
+    const second = await send(client.pool, queue, { type: 't' });
     await consumer.start();
     await waitFor(() => handled.includes(second), 'the event sent while stopped');
     await consumer.stop();

@@ -1,6 +1,16 @@
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { CoopConsumer, type CoopConsumerOptions, defaultSubconsumer } from '../../src/index.js';
+import {
+  ack,
+  CoopConsumer,
+  type CoopConsumerOptions,
+  consumerInfo,
+  defaultSubconsumer,
+  receiveCoop,
+  send,
+  sendBatch,
+  subscribeSubconsumer,
+} from '../../src/index.js';
 import { latch, memoryLogger, tickedClient, waitFor } from './support.js';
 
 const { client, newQueue, track } = await tickedClient();
@@ -14,7 +24,7 @@ function member(
 }
 
 async function members(queue: string): Promise<string[]> {
-  return (await client.consumerInfo(queue))
+  return (await consumerInfo(client.pool, queue))
     .map((c) => c.consumerName)
     .filter((n) => n.includes('.'));
 }
@@ -50,9 +60,10 @@ describe('CoopConsumer', () => {
     expect((await members(queue)).sort()).toEqual(['grp.a', 'grp.b']);
 
     const all = () => [...byMember.values()].flat();
-    const sent: bigint[] = [...(await client.sendBatch(queue, 'work', [0, 0]))];
+    const sent: bigint[] = [...(await sendBatch(client.pool, queue, 'work', [0, 0]))];
     await waitFor(() => byMember.size === 1, 'the first window in one member');
-    for (let i = 1; i < 20; i++) sent.push(...(await client.sendBatch(queue, 'work', [i, i])));
+    for (let i = 1; i < 20; i++)
+      sent.push(...(await sendBatch(client.pool, queue, 'work', [i, i])));
     await waitFor(() => all().length >= sent.length, 'every event');
     expect(all().sort()).toEqual([...sent].sort());
     expect(new Set(all()).size).toBe(all().length);
@@ -81,28 +92,28 @@ describe('CoopConsumer', () => {
       },
     );
     await a.start();
-    await client.send(queue, { type: 'slow' });
+    await send(client.pool, queue, { type: 'slow' });
     await started.opened;
     await b.start();
     // b asks every 50 ms; a holds its batch for 2.5 dead intervals
     const holder = await waitFor(async () => {
-      const row = (await client.consumerInfo(queue, 'grp.a'))[0];
+      const row = (await consumerInfo(client.pool, queue, 'grp.a'))[0];
       return row?.currentBatch ?? undefined;
     }, "a's batch");
     // the engine's own clock: a's batch is older than 2.5 dead intervals (its cursor tick
     // is), and b asked for work at least three times since then
     await waitFor(
-      async () => ((await client.consumerInfo(queue, 'grp.a'))[0]?.lagMs ?? 0) > 2_500,
+      async () => ((await consumerInfo(client.pool, queue, 'grp.a'))[0]?.lagMs ?? 0) > 2_500,
       'two and a half dead intervals',
       { intervalMs: 100 },
     );
     const asked = bFetches();
     await waitFor(() => bFetches() >= asked + 3, 'three more requests of b');
-    expect((await client.consumerInfo(queue, 'grp.a'))[0]?.currentBatch).toBe(holder);
+    expect((await consumerInfo(client.pool, queue, 'grp.a'))[0]?.currentBatch).toBe(holder);
     expect(seenByB).toEqual([]);
     gate.open();
     await waitFor(
-      async () => (await client.consumerInfo(queue, 'grp.a'))[0]?.currentBatch === null,
+      async () => (await consumerInfo(client.pool, queue, 'grp.a'))[0]?.currentBatch === null,
       'the ack',
     );
     expect(seenByB).toEqual([]);
@@ -128,7 +139,7 @@ describe('CoopConsumer', () => {
       },
     );
     await a.start();
-    const id = await client.send(queue, { type: 'slow' });
+    const id = await send(client.pool, queue, { type: 'slow' });
     await started.opened;
     await b.start();
     await waitFor(() => seenByB.includes(id), 'the takeover by b');
@@ -138,10 +149,10 @@ describe('CoopConsumer', () => {
 
   it('takes over the batch of a member that died holding it', async () => {
     const queue = await newQueue();
-    await client.subscribeSubconsumer(queue, 'grp', 'dead');
-    const ids = await client.sendBatch(queue, 'work', [1, 2]);
+    await subscribeSubconsumer(client.pool, queue, 'grp', 'dead');
+    const ids = await sendBatch(client.pool, queue, 'work', [1, 2]);
     const held = await waitFor(async () => {
-      const got = await client.receiveCoop(queue, 'grp', 'dead');
+      const got = await receiveCoop(client.pool, queue, 'grp', 'dead');
       return got.length > 0 ? got : undefined;
     }, 'the dead member to hold a batch');
     expect(held.map((m) => m.msgId)).toEqual(ids);
@@ -155,7 +166,7 @@ describe('CoopConsumer', () => {
     await live.start();
     await waitFor(() => seen.length === 2, 'the takeover');
     expect(seen).toEqual(ids);
-    expect(await client.ack(held[0]?.batchId as bigint)).toBe(0);
+    expect(await ack(client.pool, held[0]?.batchId as bigint)).toBe(0);
     await live.stop();
   });
 
@@ -187,7 +198,7 @@ describe('CoopConsumer', () => {
       },
     );
     await a.start();
-    const ids = await client.sendBatch(queue, 'job', [1, 2, 3]);
+    const ids = await sendBatch(client.pool, queue, 'job', [1, 2, 3]);
     await started.opened;
     await b.start();
 
@@ -215,7 +226,7 @@ describe('CoopConsumer', () => {
       bSeen.push(event.id);
     });
     await a.start();
-    const ids = await client.sendBatch(queue, 'job', [1, 2]);
+    const ids = await sendBatch(client.pool, queue, 'job', [1, 2]);
     await started.opened;
     await b.start();
     const stopping = a.stop();
@@ -223,7 +234,7 @@ describe('CoopConsumer', () => {
     await stopping;
     expect(aDone).toEqual(ids);
     expect(await members(queue)).toEqual(['grp.b']);
-    const later = await client.send(queue, { type: 'job' });
+    const later = await send(client.pool, queue, { type: 'job' });
     await waitFor(() => bSeen.includes(later), 'b handling new work');
     expect(bSeen).toEqual([later]);
     await b.stop();

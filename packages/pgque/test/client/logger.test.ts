@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { expect, expectTypeOf, it } from 'vitest';
 import { createTestDatabase, randomName } from '../../../../test-support/database.js';
-import { Consumer, connect, type Logger, silentLogger } from '../../src/index.js';
+import { Consumer, connect, createQueue, type Logger, silentLogger } from '../../src/index.js';
 import { waitFor } from './support.js';
 
 it('takes a pino logger as is, for the client and its services', async () => {
@@ -21,7 +21,7 @@ it('takes a pino logger as is, for the client and its services', async () => {
   const { url } = await createTestDatabase();
   const client = await connect(url, { logger });
   const queue = randomName();
-  await client.createQueue(queue);
+  await createQueue(client.pool, queue);
   const consumer = new Consumer(client, queue, 'logged');
   await consumer.start();
   await waitFor(() => lines.some((l) => l.msg === 'consumer started'), 'the start line');

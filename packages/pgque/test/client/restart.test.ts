@@ -9,8 +9,11 @@ import {
   Consumer,
   CoopConsumer,
   connect,
+  consumerInfo,
+  createQueue,
   install,
   isConnectionError,
+  send,
   Ticker,
 } from '../../src/index.js';
 import { memoryLogger, waitFor } from './support.js';
@@ -44,7 +47,7 @@ describe.skipIf(external)('a PostgreSQL restart while events flow', () => {
     const logger = memoryLogger();
     const client: Client = await connect(url, { max: 10, logger, reconnectBackoff: fast });
     const queue = 'restart_q';
-    await client.createQueue(queue, { tickerMaxLag: 50, tickerIdlePeriod: 200 });
+    await createQueue(client.pool, queue, { tickerMaxLag: 50, tickerIdlePeriod: 200 });
 
     // per consumer (the normal one, the cooperative group): event id -> seq, batch ids seen, deliveries
     type Seen = { seq: number; batches: Set<bigint>; deliveries: number };
@@ -112,7 +115,7 @@ describe.skipIf(external)('a PostgreSQL restart while events flow', () => {
     for (let seq = 0; seq < total; seq++) {
       for (let attempt = 0; ; attempt++) {
         try {
-          await client.send(queue, { type: 'n', payload: { seq } });
+          await send(client.pool, queue, { type: 'n', payload: { seq } });
           confirmed.add(seq);
           break;
         } catch (error) {
@@ -152,14 +155,14 @@ describe.skipIf(external)('a PostgreSQL restart while events flow', () => {
     }
 
     // and everything still works after the restart
-    const after = await client.send(queue, { type: 'n', payload: { seq: -1 } });
+    const after = await send(client.pool, queue, { type: 'n', payload: { seq: -1 } });
     await waitFor(
       () => seen.normal.has(after) && seen.group.has(after),
       'an event sent after the restart',
     );
 
     await Promise.all([normal.stop(), ...members.map((member) => member.stop()), ticker.stop()]);
-    expect((await client.consumerInfo(queue)).map((c) => c.consumerName)).toEqual([
+    expect((await consumerInfo(client.pool, queue)).map((c) => c.consumerName)).toEqual([
       'grp',
       'normal',
     ]);

@@ -1,6 +1,15 @@
 import { afterAll } from 'vitest';
 import { createTestDatabase, randomName } from '../../../../test-support/database.js';
-import { type Client, connect, type Logger, Ticker } from '../../src/index.js';
+import {
+  type Client,
+  connect,
+  createQueue,
+  forceNextTick,
+  type Logger,
+  type QueueConfig,
+  Ticker,
+  ticker,
+} from '../../src/index.js';
 
 /** Polls `probe` until it returns something other than undefined/false, or fails after `timeoutMs`. */
 export async function waitFor<T>(
@@ -35,8 +44,8 @@ export function memoryLogger(): Logger & {
 
 /** Makes the queue's next `ticker()` call tick, and calls it. */
 export async function forceTick(client: Client, queue: string): Promise<void> {
-  await client.forceNextTick(queue);
-  await client.ticker(queue);
+  await forceNextTick(client.pool, queue);
+  await ticker(client.pool, queue);
 }
 
 /**
@@ -59,9 +68,9 @@ export async function tickedClient() {
   return {
     client,
     /** A queue that ticks 50 ms after an event and at most 200 ms apart when idle. */
-    async newQueue(config: Parameters<Client['createQueue']>[1] = {}): Promise<string> {
+    async newQueue(config: QueueConfig = {}): Promise<string> {
       const queue = randomName();
-      await client.createQueue(queue, { tickerMaxLag: 50, tickerIdlePeriod: 200, ...config });
+      await createQueue(client.pool, queue, { tickerMaxLag: 50, tickerIdlePeriod: 200, ...config });
       return queue;
     },
     /** Stops `consumer` after the file's tests. */

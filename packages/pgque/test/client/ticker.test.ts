@@ -5,9 +5,17 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, randomName } from '../../../../test-support/database.js';
 import {
+  ack,
   type Client,
   Consumer,
+  createQueue,
   DEFAULT_TICKER_LOCK_KEY,
+  nack,
+  queueInfo,
+  receive,
+  send,
+  sendBatch,
+  subscribe,
   TICKER_WAKE_CHANNEL,
   Ticker,
 } from '../../src/index.js';
@@ -29,7 +37,7 @@ afterAll(async () => {
 });
 
 async function lastTick(queue: string): Promise<bigint> {
-  return (await client.queueInfo(queue))?.lastTickId ?? -1n;
+  return (await queueInfo(client.pool, queue))?.lastTickId ?? -1n;
 }
 
 /**
@@ -71,8 +79,8 @@ async function lockHolders(): Promise<number> {
 describe('Ticker', () => {
   it('ticks every queue, moves due retries and rotates tables as leader', async () => {
     const queue = randomName();
-    await client.createQueue(queue, { tickerMaxLag: 50, rotationPeriod: 200 });
-    await client.subscribe(queue, 'c');
+    await createQueue(client.pool, queue, { tickerMaxLag: 50, rotationPeriod: 200 });
+    await subscribe(client.pool, queue, 'c');
     const ticker = new Ticker(client, { period: 20, retryPeriod: 50, maintPeriod: 100 });
     try {
       ticker.start();
@@ -80,27 +88,27 @@ describe('Ticker', () => {
       await waitFor(() => ticker.isLeader, 'leadership');
       expect(await lockHolders()).toBe(1);
 
-      const id = await client.send(queue, { type: 't' });
+      const id = await send(client.pool, queue, { type: 't' });
       const [message] = await waitFor(async () => {
-        const got = await client.receive(queue, 'c');
+        const got = await receive(client.pool, queue, 'c');
         return got.length > 0 ? got : undefined;
       }, 'a tick with the event');
       expect(message?.msgId).toBe(id);
-      await client.nack(message?.batchId as bigint, message as never, { retryAfter: 0 });
-      await client.ack(message?.batchId as bigint);
+      await nack(client.pool, message?.batchId as bigint, message as never, { retryAfter: 0 });
+      await ack(client.pool, message?.batchId as bigint);
       const [retried] = await waitFor(async () => {
-        const got = await client.receive(queue, 'c');
+        const got = await receive(client.pool, queue, 'c');
         return got.length > 0 ? got : undefined;
       }, 'the retry moved back and ticked');
       expect(retried).toMatchObject({ msgId: id, retryCount: 1 });
-      await client.ack(retried?.batchId as bigint);
+      await ack(client.pool, retried?.batchId as bigint);
 
       // a rotation needs every cursor past the previous switch, so 'c' keeps consuming
       const tables = new Set<number>();
       await waitFor(async () => {
-        const batch = await client.receive(queue, 'c');
-        if (batch[0]) await client.ack(batch[0].batchId);
-        tables.add((await client.queueInfo(queue))?.curTable as number);
+        const batch = await receive(client.pool, queue, 'c');
+        if (batch[0]) await ack(client.pool, batch[0].batchId);
+        tables.add((await queueInfo(client.pool, queue))?.curTable as number);
         return tables.size === 3;
       }, 'the event tables to rotate twice');
     } finally {
@@ -140,9 +148,9 @@ describe('Ticker', () => {
   it('keeps ticking healthy queues when one queue fails to tick', async () => {
     const broken = randomName();
     const healthy = randomName();
-    await client.createQueue(broken, { tickerMaxLag: 50 });
-    await client.createQueue(healthy, { tickerMaxLag: 50 });
-    await client.subscribe(healthy, 'c');
+    await createQueue(client.pool, broken, { tickerMaxLag: 50 });
+    await createQueue(client.pool, healthy, { tickerMaxLag: 50 });
+    await subscribe(client.pool, healthy, 'c');
     // a trigger makes every new tick of the broken queue fail
     await client.pool.query(`
       create function public.refuse_tick() returns trigger language plpgsql as $$
@@ -158,10 +166,10 @@ describe('Ticker', () => {
     const ticker = new Ticker(client, { period: 20, logger });
     try {
       ticker.start();
-      await client.send(broken, { type: 't' });
-      const id = await client.send(healthy, { type: 't' });
+      await send(client.pool, broken, { type: 't' });
+      const id = await send(client.pool, healthy, { type: 't' });
       const [message] = await waitFor(async () => {
-        const got = await client.receive(healthy, 'c');
+        const got = await receive(client.pool, healthy, 'c');
         return got.length > 0 ? got : undefined;
       }, 'a tick of the healthy queue');
       expect(message?.msgId).toBe(id);
@@ -184,7 +192,7 @@ describe('Ticker', () => {
 
   it('fails over between two processes: kill the leader and ticks resume from the other', async () => {
     const queue = randomName();
-    await client.createQueue(queue, { tickerMaxLag: 50, tickerIdlePeriod: 100 });
+    await createQueue(client.pool, queue, { tickerMaxLag: 50, tickerIdlePeriod: 100 });
     const children: ChildProcess[] = [];
     const lines: { pid: number; leader?: boolean; ready?: boolean }[] = [];
     const launch = () => {
@@ -280,7 +288,7 @@ describe('Ticker: a tick at the first commit', () => {
     // default thresholds (500 events or 3 s) and a ticker period of a minute: only the
     // wake-up can deliver within the waits below
     const queue = randomName();
-    await client.createQueue(queue);
+    await createQueue(client.pool, queue);
     const handled: bigint[] = [];
     const consumer = new Consumer(client, queue, 'c', { pollInterval: 60_000 }).handle(
       't',
@@ -297,7 +305,7 @@ describe('Ticker: a tick at the first commit', () => {
       for (let round = 0; round < 3; round++) {
         await waitFor(() => armed(queue), 'the quiet queue to be armed');
         const ticks = await lastTick(queue);
-        const id = await client.send(queue, { type: 't' });
+        const id = await send(client.pool, queue, { type: 't' });
         await waitFor(() => handled.includes(id), 'the event at the consumer');
         expect(await lastTick(queue)).toBe(ticks + 1n);
       }
@@ -313,8 +321,8 @@ describe('Ticker: a tick at the first commit', () => {
 
   it('a busy queue sends no notification per event and ticks by its thresholds', async () => {
     const queue = randomName();
-    await client.createQueue(queue);
-    await client.subscribe(queue, 'c');
+    await createQueue(client.pool, queue);
+    await subscribe(client.pool, queue, 'c');
     const wakes = await wakeListener();
     const ticker = slowTicker();
     try {
@@ -326,7 +334,7 @@ describe('Ticker: a tick at the first commit', () => {
       const burst = Array.from({ length: 100 }, (_, i) => i);
       await Promise.all(
         [0, 1, 2, 3].map(async () => {
-          for (let i = 0; i < 25; i++) await client.sendBatch(queue, 't', burst);
+          for (let i = 0; i < 25; i++) await sendBatch(client.pool, queue, 't', burst);
         }),
       );
       await waitFor(async () => !(await armed(queue)), 'the busy queue to be disarmed');
@@ -339,10 +347,10 @@ describe('Ticker: a tick at the first commit', () => {
       const ticks = await lastTick(queue);
       await Promise.all(
         [0, 1, 2].map(async () => {
-          for (let i = 0; i < 100; i++) await client.send(queue, { type: 't' });
+          for (let i = 0; i < 100; i++) await send(client.pool, queue, { type: 't' });
         }),
       );
-      await client.sendBatch(queue, 't', burst);
+      await sendBatch(client.pool, queue, 't', burst);
       await wakes.flush();
       expect(wakes.count(queue)).toBe(before);
       expect(await armed(queue)).toBe(false);
@@ -354,9 +362,9 @@ describe('Ticker: a tick at the first commit', () => {
       let received = 0;
       // a few batches (the wake-up ticks, the forced one); empty ones finish by themselves
       for (let i = 0; i < 20 && received < expected; i++) {
-        const batch = await client.receive(queue, 'c', 100_000);
+        const batch = await receive(client.pool, queue, 'c', 100_000);
         received += batch.length;
-        if (batch[0]) await client.ack(batch[0].batchId);
+        if (batch[0]) await ack(client.pool, batch[0].batchId);
       }
       expect(received).toBe(expected);
     } finally {

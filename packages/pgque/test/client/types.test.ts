@@ -9,18 +9,20 @@ import type {
   PgqueRuntime,
   Queryable,
   receive,
+  receiveCoop,
   StandardSchemaV1,
   send,
+  sendBatch,
+  ticker,
 } from '../../src/index.js';
 
 // Type-level checks of the public API; they run in `tsc`, the bodies never execute.
 describe('public types', () => {
   it('types ids as bigint and messages as Message', () => {
-    expectTypeOf<Client['send']>().returns.resolves.toEqualTypeOf<bigint>();
-    expectTypeOf<Client['sendBatch']>().returns.resolves.toEqualTypeOf<bigint[]>();
-    expectTypeOf<Client['receive']>().returns.resolves.toEqualTypeOf<Message[]>();
-    expectTypeOf<Client['receiveCoop']>().returns.resolves.toEqualTypeOf<Message[]>();
-    expectTypeOf<Client['ticker']>().returns.resolves.toEqualTypeOf<bigint | null>();
+    expectTypeOf<typeof send>().returns.resolves.toEqualTypeOf<bigint>();
+    expectTypeOf<typeof sendBatch>().returns.resolves.toEqualTypeOf<bigint[]>();
+    expectTypeOf<typeof receiveCoop>().returns.resolves.toEqualTypeOf<Message[]>();
+    expectTypeOf<typeof ticker>().returns.resolves.toEqualTypeOf<bigint | null>();
     expectTypeOf<Message['batchId']>().toEqualTypeOf<bigint>();
     expectTypeOf<typeof receive>().returns.resolves.toEqualTypeOf<Message[]>();
     expectTypeOf<Parameters<typeof send>[0]>().toEqualTypeOf<Queryable>();
@@ -28,6 +30,9 @@ describe('public types', () => {
     expectTypeOf<Client>().toExtend<PgqueRuntime>();
     expectTypeOf<Client>().not.toHaveProperty('serviceStarted');
     expectTypeOf<Client>().not.toHaveProperty('newConsumer');
+    // the engine's calls are the statement functions, not methods of the client
+    expectTypeOf<Client>().not.toHaveProperty('send');
+    expectTypeOf<Client>().not.toHaveProperty('receive');
     expectTypeOf<ConstructorParameters<typeof Consumer>[0]>().toEqualTypeOf<PgqueRuntime>();
     expectTypeOf<ConstructorParameters<typeof CoopConsumer>[0]>().toEqualTypeOf<PgqueRuntime>();
   });
