@@ -78,9 +78,8 @@ export function storedLevelsOf(raw: unknown): EscalationLevel[] {
     const parsed = escalationLevelSchema.safeParse(item);
     if (parsed.success) return parsed.data;
     const loose = item as { delay_minutes?: unknown; targets?: Record<string, unknown> };
-    const targets = escalationTargetsSchema
-      .omit({ channels: true })
-      .safeParse({ ...(loose.targets ?? {}), channels: undefined });
+    const { channels: _channels, ...agentTargets } = loose.targets ?? {};
+    const targets = escalationTargetsSchema.omit({ channels: true }).safeParse(agentTargets);
     return {
       delay_minutes: Number(loose.delay_minutes ?? 0),
       targets: {
