@@ -158,7 +158,7 @@ export async function postJson(post: JsonPost): Promise<{ status: number; text: 
       dispatcher: agentFor(allowed),
     });
     status = response.statusCode;
-    text = (await response.body.text()).slice(0, ANSWER_BYTES);
+    text = await answerStart(response.body);
   } catch (error) {
     const reason = signal.aborted
       ? `timed out after ${post.timeoutMs} ms`
@@ -175,6 +175,24 @@ export async function postJson(post: JsonPost): Promise<{ status: number; text: 
     );
   }
   return { status, text };
+}
+
+/**
+ * The first ANSWER_BYTES of an answer's body; the rest is not read (a receiver answering
+ * with megabytes costs nothing), and the connection is released.
+ */
+async function answerStart(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= ANSWER_BYTES) {
+      body.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).toString('utf8').slice(0, ANSWER_BYTES);
 }
 
 /** What went wrong on the network, in words an operator reads ("connection refused"). */

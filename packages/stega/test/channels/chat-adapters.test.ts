@@ -307,6 +307,16 @@ describe('chat and on-call adapters', async () => {
     expect(pagerDutyRecipient('trigger', KEY)).not.toContain(KEY);
   });
 
+  it('reads only the start of an answer: a huge error body costs nothing and the message stays short', async () => {
+    slack.script({ status: 400, body: `invalid_payload\n${'x'.repeat(5_000_000)}` });
+    const message = slackMessage(alertFacts(breach, options));
+    const error = await postSlack({ url: slack.url, message, ...net }).catch((e) => e);
+    expect(error.message).toMatch(/answered 400 \(invalid_payload\)$/);
+    expect(error.message.length).toBeLessThan(300);
+    // the connection pool still works afterwards
+    await postSlack({ url: slack.url, message, ...net });
+  });
+
   it('refuses private targets unless their network is allowed', async () => {
     const message = slackMessage(alertFacts(breach, options));
     const error = await postSlack({ url: slack.url, message, timeoutMs: 2000 }).catch((e) => e);
