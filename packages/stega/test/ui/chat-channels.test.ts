@@ -152,4 +152,47 @@ describe('chat and on-call channels in the browser', async () => {
     expect(await pageRow.getAttribute('data-state')).toBe('delivered');
     expect(await slackRow.getAttribute('data-state')).toBe('delivered');
   });
+
+  it('keeps an escalation level’s Slack and PagerDuty channels when the level is edited in the escalations page', async () => {
+    const levels = [
+      {
+        delay_minutes: 0,
+        targets: {
+          channels: {
+            email: ['lead@chat.test'],
+            slack: [{ url: slack.urlOf('/services/T1/B1/level-secret'), label: '#on-call' }],
+            pagerduty: [{ routing_key: KEY, label: 'On-call' }],
+          },
+        },
+      },
+    ];
+    const created = await stega.api<{ id: number }>('POST', '/api/escalation-policies', {
+      name: 'Chat climb',
+      levels,
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    await page.goto(`${stega.url}/escalation-policies`);
+    await page.getByRole('button', { name: 'Edit Chat climb' }).click();
+    const form = page.getByRole('form', { name: 'Edit escalation policy Chat climb' });
+    await form.getByLabel('Level 0 delay (minutes after the breach)').fill('5');
+    await form.getByRole('button', { name: 'Save escalation policy' }).click();
+    type Stored = { levels: { delay_minutes: number }[] };
+    await expect
+      .poll(
+        async () =>
+          (await stega.api<Stored>('GET', `/api/escalation-policies/${created.body.id}`)).body
+            .levels[0]?.delay_minutes,
+        { timeout: 10_000 },
+      )
+      .toBe(5);
+    const stored = await stega.api<{
+      levels: { delay_minutes: number; targets: { channels: Record<string, unknown> } }[];
+    }>('GET', `/api/escalation-policies/${created.body.id}`);
+    expect(stored.body.levels[0]?.delay_minutes).toBe(5);
+    expect(stored.body.levels[0]?.targets.channels).toMatchObject({
+      email: ['lead@chat.test'],
+      slack: [{ url: slack.urlOf('/services/T1/B1/level-secret'), label: '#on-call' }],
+      pagerduty: [{ routing_key: KEY, label: 'On-call', breach_severity: 'critical' }],
+    });
+  });
 });
