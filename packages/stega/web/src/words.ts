@@ -30,6 +30,7 @@ const FIELDS: Record<string, string> = {
 const CLOCKS: Record<string, string> = {
   first_response: 'first-response',
   resolution: 'resolution',
+  next_reply: 'next-reply',
 };
 
 function quoted(value: unknown): string {
@@ -114,10 +115,16 @@ export function activityText(
     case 'sla_clock_restarted':
       return `restarted the ${clock} clock, due ${at('due_at')}`;
     case 'sla_clock_retargeted':
+      if (details.reason) {
+        return `set the ${clock} target to ${formatMinutes(Number(details.target_minutes))}, moving its due time from ${at('previous_due_at')} to ${at('due_at')} (${becauseOf(details)})`;
+      }
       return `set the ${clock} target to ${formatMinutes(Number(details.target_minutes))}, due ${at(
         'due_at',
       )}${details.previous_due_at ? ` (was ${at('previous_due_at')})` : ''}`;
     case 'sla_clock_rescheduled':
+      if (details.reason) {
+        return `moved the ${clock} due time from ${at('previous_due_at')} to ${at('due_at')} (${becauseOf(details)})`;
+      }
       return `moved the ${clock} due time to ${at('due_at')}${
         details.previous_due_at ? ` (was ${at('previous_due_at')})` : ''
       }`;
@@ -148,4 +155,15 @@ export function activityText(
       return parts.length > 0 ? `${text} (${parts.join(', ')})` : text;
     }
   }
+}
+
+/** Which edit moved a running clock (an entry of the clock-follow job), in words. */
+function becauseOf(details: Record<string, unknown>): string {
+  if (details.reason === 'calendar_edited') {
+    return `calendar '${String(details.calendar_name ?? details.calendar_id)}' edited`;
+  }
+  if (details.reason === 'policy_edited') {
+    return `SLA policy '${String(details.policy_name ?? details.policy_id)}' edited`;
+  }
+  return label(String(details.reason)).toLowerCase();
 }

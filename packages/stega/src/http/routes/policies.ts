@@ -55,8 +55,8 @@ const policyFields = {
     .array(
       z
         .number()
-        .gt(0, { error: 'must be a share of the target above 0 (0.5 = half of it)' })
-        .lt(1, { error: 'must be below 1 (the due time itself is the breach)' }),
+        .gt(0, { error: 'must be a share of the target above 0 (0.5: at half of it)' })
+        .lt(1, { error: 'must be below 1, the whole target (the due time itself is the breach)' }),
     )
     .max(5, { error: 'at most 5 warnings' })
     .refine((shares) => new Set(shares).size === shares.length, {

@@ -8,7 +8,7 @@ import { WithRecord } from '../components/record-loading.js';
 import { agentsQuery, keys, teamsQuery, ticketQuery } from '../data/queries.js';
 import { useSave } from '../hooks/use-save.js';
 import { useTitle } from '../hooks/use-title.js';
-import { type Priority, type TicketDetail } from '../types.js';
+import type { Priority, TicketDetail } from '../types.js';
 
 interface Draft {
   subject: string;

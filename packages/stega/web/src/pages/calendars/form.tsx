@@ -8,7 +8,7 @@ import { calendarQuery, keys } from '../../data/queries.js';
 import { formatDateTime } from '../../format.js';
 import { useSave } from '../../hooks/use-save.js';
 import { useTitle } from '../../hooks/use-title.js';
-import { type Calendar } from '../../types.js';
+import type { Calendar } from '../../types.js';
 import { bodyOf, type CalendarDraft, draftOf, knownPath, NEW_CALENDAR } from './draft.js';
 import { HolidaysSection, WeeklyHoursSection } from './sections.js';
 

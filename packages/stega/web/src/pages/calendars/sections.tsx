@@ -1,4 +1,4 @@
-import { type Issue } from '../../api.js';
+import type { Issue } from '../../api.js';
 import { FieldError, fieldId, issueAt } from '../../components/field.js';
 import { CheckField, TextField } from '../../components/form-fields.js';
 import { label } from '../../format.js';

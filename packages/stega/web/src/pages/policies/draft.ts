@@ -15,6 +15,10 @@ export interface PolicyDraft {
   calendar_id: string;
   /** The escalation policy its breaches climb; empty: none. */
   escalation_policy_id: string;
+  /** Warning thresholds as percentages, comma-separated; empty: the instance default; "none". */
+  warning_thresholds: string;
+  /** Whom new targets, thresholds or a calendar reach (an edit only). */
+  apply_to: 'running' | 'new_tickets_only';
   in_app: boolean;
   email: string;
   email_assignee: boolean;
@@ -47,6 +51,8 @@ export const NEW_POLICY: PolicyDraft = {
   next_reply_minutes: '',
   calendar_id: '',
   escalation_policy_id: '',
+  warning_thresholds: '',
+  apply_to: 'running',
   in_app: true,
   email: '',
   email_assignee: false,
@@ -75,6 +81,13 @@ export function draftOf(p: Policy): PolicyDraft {
     next_reply_minutes: p.next_reply_minutes === null ? '' : String(p.next_reply_minutes),
     calendar_id: String(p.calendar_id),
     escalation_policy_id: p.escalation_policy_id === null ? '' : String(p.escalation_policy_id),
+    warning_thresholds:
+      p.warning_thresholds === null
+        ? ''
+        : p.warning_thresholds.length === 0
+          ? 'none'
+          : p.warning_thresholds.map((share) => String(Math.round(share * 1000) / 10)).join(', '),
+    apply_to: 'running',
     in_app: p.alert_channels.in_app,
     email: p.alert_channels.email.join('\n'),
     email_assignee: p.alert_channels.email_assignee,
@@ -218,8 +231,26 @@ export function bodyOf(d: PolicyDraft) {
       d.next_reply_minutes.trim() === '' ? null : numberOrText(d.next_reply_minutes),
     calendar_id: d.calendar_id === '' ? null : Number(d.calendar_id),
     escalation_policy_id: d.escalation_policy_id === '' ? null : Number(d.escalation_policy_id),
+    warning_thresholds: thresholdsOf(d.warning_thresholds),
   };
 }
 
+/**
+ * The thresholds as the API takes them: "50, 80" -> [0.5, 0.8]; empty: null (the instance
+ * default); "none": []. A part that is no number is sent as typed (the API names it).
+ */
+function thresholdsOf(text: string): (number | string)[] | null {
+  const trimmed = text.trim();
+  if (trimmed === '') return null;
+  if (trimmed.toLowerCase() === 'none') return [];
+  return trimmed
+    .split(/[,;\s]+/)
+    .filter((part) => part !== '')
+    .map((part) => {
+      const percent = numberOrText(part.replace(/%$/, ''));
+      return typeof percent === 'number' ? Math.round(percent * 10) / 1000 : part;
+    });
+}
+
 export const FIELD_PATHS =
-  /^(name|priority|requester_org|team_id|first_response_minutes|resolution_minutes|next_reply_minutes|calendar_id|escalation_policy_id|alert_channels(\.in_app|\.email_assignee|\.email.*|\.webhooks\[\d+\]\.(url|secret)|\.(slack|teams)\[\d+\]\.(url|label)|\.pagerduty\[\d+\]\.(routing_key|label|breach_severity)|\.retry(\.delays_seconds.*|\.give_up_after_hours)?|\.fallback(\.after_minutes|\.email_assignee|\.email_team_lead|\.email.*|\.webhooks\[\d+\]\.(url|secret))?)?)$/;
+  /^(name|priority|requester_org|team_id|first_response_minutes|resolution_minutes|next_reply_minutes|calendar_id|escalation_policy_id|warning_thresholds(\[\d+\])?|apply_to|alert_channels(\.in_app|\.email_assignee|\.email.*|\.webhooks\[\d+\]\.(url|secret)|\.(slack|teams)\[\d+\]\.(url|label)|\.pagerduty\[\d+\]\.(routing_key|label|breach_severity)|\.retry(\.delays_seconds.*|\.give_up_after_hours)?|\.fallback(\.after_minutes|\.email_assignee|\.email_team_lead|\.email.*|\.webhooks\[\d+\]\.(url|secret))?)?)$/;

@@ -20,7 +20,16 @@ import {
   type SetDraft,
 } from './draft.js';
 import { ChannelsSection, ChatChannelsSection, FallbackSection, RetrySection } from './sections.js';
-import { TargetFields } from './target-fields.js';
+import { TargetFields, WarningFields } from './target-fields.js';
+
+/** The fields whose change moves the clocks running under the policy (unless apply_to says not). */
+const CLOCK_KEYS = [
+  'first_response_minutes',
+  'resolution_minutes',
+  'next_reply_minutes',
+  'calendar_id',
+  'warning_thresholds',
+];
 
 /** View (any token) or edit (admin) one SLA policy; errors appear next to their fields. */
 export function PolicyEditPage({ id, admin }: { id?: number; admin: boolean }) {
@@ -78,11 +87,17 @@ function PolicyForm({ id, policy, admin }: { id?: number; policy?: Policy; admin
       if (!editing && !body.name) delete body.name;
       if (editing && original) {
         const before = bodyOf(original) as Record<string, unknown>;
-        for (const key of Object.keys(body)) if (body[key] === before[key]) delete body[key];
+        for (const key of Object.keys(body)) {
+          if (JSON.stringify(body[key]) === JSON.stringify(before[key])) delete body[key];
+        }
         if (channelsPatch) body.alert_channels = channelsPatch;
         if (Object.keys(body).length === 0) {
           setSaved('Nothing changed.');
           return;
+        }
+        // new targets, thresholds or a calendar: the running clocks follow unless told not to
+        if (CLOCK_KEYS.some((key) => key in body) && draft.apply_to === 'new_tickets_only') {
+          body.apply_to = 'new_tickets_only';
         }
         const saved = await api<Policy>('PATCH', `/api/sla-policies/${id}`, body);
         setLoaded(saved);
@@ -112,6 +127,7 @@ function PolicyForm({ id, policy, admin }: { id?: number; policy?: Policy; admin
       <form onSubmit={submit} noValidate className="form">
         <fieldset disabled={!admin} className="plain-fieldset">
           <TargetFields {...sectionProps} editing={editing} calendars={calendars.data?.items} />
+          <WarningFields {...sectionProps} editing={editing} />
           <ChannelsSection {...sectionProps} />
           <ChatChannelsSection {...sectionProps} />
           <RetrySection {...sectionProps} />

@@ -7,7 +7,7 @@ import {
   TextField,
 } from '../../components/form-fields.js';
 import { escalationPoliciesQuery, teamsQuery } from '../../data/queries.js';
-import { type Calendar, type Priority } from '../../types.js';
+import type { Calendar, Priority } from '../../types.js';
 import type { PolicyDraft, SetDraft } from './draft.js';
 
 /** The three targets, in business minutes. */
@@ -118,6 +118,55 @@ export function TargetFields({
           })),
         ]}
       />
+    </>
+  );
+}
+
+/**
+ * The policy's pre-breach warnings and, when editing, whom a change of its targets,
+ * thresholds or calendar reaches.
+ */
+export function WarningFields({
+  draft,
+  set,
+  issues,
+  editing,
+}: {
+  draft: PolicyDraft;
+  set: SetDraft;
+  issues: Issue[];
+  editing: boolean;
+}) {
+  // an issue of one threshold (warning_thresholds[1]) shows at the one text field
+  const thresholdIssues = issues.map((issue) =>
+    /^warning_thresholds\[\d+\]$/.test(issue.path)
+      ? { ...issue, path: 'warning_thresholds' }
+      : issue,
+  );
+  return (
+    <>
+      <TextField
+        path="warning_thresholds"
+        label="Warnings before the breach (% of the target)"
+        issues={thresholdIssues}
+        hint="Comma-separated, e.g. 50, 80: a warning at half the target and one at 80 %. Empty: the instance default (SLA_WARNING_SHARE). none: no warnings."
+        value={draft.warning_thresholds}
+        onChange={(v) => set('warning_thresholds', v)}
+      />
+      {editing ? (
+        <SelectField
+          path="apply_to"
+          label="Apply changed targets, warnings or calendar to"
+          issues={issues}
+          hint="Running tickets: their due and warning times move now (breached clocks stay breached), and each move is logged on the ticket."
+          value={draft.apply_to}
+          onChange={(v) => set('apply_to', v as PolicyDraft['apply_to'])}
+          choices={[
+            { value: 'running', label: 'Running tickets and new ones' },
+            { value: 'new_tickets_only', label: 'New tickets only' },
+          ]}
+        />
+      ) : null}
     </>
   );
 }

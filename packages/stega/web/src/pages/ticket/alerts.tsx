@@ -1,7 +1,7 @@
 import { DeliveryProgress } from '../../components/badges.js';
 import { Section, TableRegion } from '../../components/layout.js';
 import { formatDateTime, label } from '../../format.js';
-import { type TicketDetail } from '../../types.js';
+import type { TicketDetail } from '../../types.js';
 import { type Names, recipientLabel } from '../../words.js';
 
 /**
@@ -32,8 +32,10 @@ export function AlertsSection({ ticket, names }: { ticket: TicketDetail; names: 
         <ul className="plain warnings">
           {ticket.warnings.map((w) => (
             <li key={w.id}>
-              {label(w.kind)} warning: {Math.round(w.elapsed_share * 100)}% of the target used,
-              detected {formatDateTime(w.detected_at)} (due {formatDateTime(w.due_at)})
+              {label(w.kind)} warning
+              {w.threshold === null ? '' : ` at ${Math.round(w.threshold * 1000) / 10} %`}:{' '}
+              {Math.round(w.elapsed_share * 100)}% of the target used, detected{' '}
+              {formatDateTime(w.detected_at)} (due {formatDateTime(w.due_at)})
             </li>
           ))}
         </ul>

@@ -6,7 +6,7 @@ import { CheckField } from '../../components/form-fields.js';
 import { Section } from '../../components/layout.js';
 import { agentsQuery } from '../../data/queries.js';
 import { formatDateTime } from '../../format.js';
-import { type Session, type TicketDetail } from '../../types.js';
+import type { Session, TicketDetail } from '../../types.js';
 
 export function Conversation({
   ticket,

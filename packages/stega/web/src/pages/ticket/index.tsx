@@ -11,7 +11,7 @@ import { label } from '../../format.js';
 import { useNow } from '../../hooks/use-now.js';
 import { useTitle } from '../../hooks/use-title.js';
 import { NEXT_STATUSES, type Session, type TicketStatus } from '../../types.js';
-import { type Names } from '../../words.js';
+import type { Names } from '../../words.js';
 import { AlertsSection } from './alerts.js';
 import { Conversation } from './conversation.js';
 import {

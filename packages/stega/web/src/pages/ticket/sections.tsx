@@ -2,7 +2,7 @@ import { Link } from 'react-router';
 import { Countdown } from '../../components/countdown.js';
 import { Section } from '../../components/layout.js';
 import { formatDateTime, formatDuration, formatMinutes, label } from '../../format.js';
-import { type Clock, type TicketDetail } from '../../types.js';
+import type { Clock, TicketDetail } from '../../types.js';
 import { activityText, type Names } from '../../words.js';
 
 /** Who asked, who answers, which policy, and when: the ticket's facts. */
@@ -152,7 +152,17 @@ function ClockCard({ clock, now }: { clock: Clock; now: number }) {
         <dt>Started</dt>
         <dd>{formatDateTime(clock.started_at)}</dd>
         <dt>Warns at</dt>
-        <dd>{formatDateTime(clock.warn_at)}</dd>
+        <dd data-testid={`warnings-${clock.kind}`}>
+          {clock.warnings.length === 0
+            ? 'no warning'
+            : clock.warnings
+                .map((w) =>
+                  w.threshold === null
+                    ? formatDateTime(w.at)
+                    : `${Math.round(w.threshold * 1000) / 10} % at ${formatDateTime(w.at)}`,
+                )
+                .join('; ')}
+        </dd>
         <dt>Due</dt>
         <dd>
           {formatDateTime(clock.due_at)}
