@@ -1,3 +1,4 @@
+import { zonedTimeText } from '../channels/alert-text.js';
 import type { EscalationRow } from '../db/escalations.js';
 
 /**
@@ -16,22 +17,24 @@ button{font-size:1rem;padding:.6rem 1.2rem;cursor:pointer}.muted{color:#555}</st
 <body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
 }
 
-function about(chain: EscalationRow): string {
+/** An instant in `zone` with its offset, as alert emails write it. */
+const when = (at: Date | null | undefined, zone: string) =>
+  at ? zonedTimeText(at.toISOString(), zone) : '';
+
+function about(chain: EscalationRow, zone: string): string {
   const fired = chain.firings.at(-1);
   return `<p>Ticket <a href="/tickets/${chain.ticket_id}">#${chain.ticket_id}</a>: the ${escapeHtml(
     chain.kind.replace(/_/g, ' '),
-  )} target was due at ${escapeHtml(chain.due_at.toISOString())}.${
+  )} target was due at ${escapeHtml(when(chain.due_at, zone))}.${
     fired
-      ? ` Escalation level ${fired.level} fired at ${escapeHtml(fired.fired_at.toISOString())}.`
+      ? ` Escalation level ${fired.level} fired at ${escapeHtml(when(fired.fired_at, zone))}.`
       : ''
   }</p>`;
 }
 
-function state(chain: EscalationRow): string {
+function state(chain: EscalationRow, zone: string): string {
   if (chain.stop_reason === 'acknowledged') {
-    return `<p>Already acknowledged by ${escapeHtml(chain.acknowledged_by ?? 'someone')} at ${escapeHtml(
-      chain.acknowledged_at?.toISOString() ?? '',
-    )}.</p>`;
+    return `<p>Already acknowledged by ${escapeHtml(chain.acknowledged_by ?? 'someone')} at ${escapeHtml(when(chain.acknowledged_at, zone))}.</p>`;
   }
   const why: Record<string, string> = {
     sla_met: 'the SLA target was met (a reply was sent)',
@@ -43,19 +46,20 @@ function state(chain: EscalationRow): string {
 }
 
 export const acknowledgePage = {
-  confirm(chain: EscalationRow, token: string): string {
-    if (chain.stopped_at) return page('Nothing to acknowledge', about(chain) + state(chain));
+  confirm(chain: EscalationRow, token: string, zone: string): string {
+    if (chain.stopped_at)
+      return page('Nothing to acknowledge', about(chain, zone) + state(chain, zone));
     return page(
       'Acknowledge this breach?',
-      `${about(chain)}<p>Acknowledging stops the escalation: no further level is notified.</p>
+      `${about(chain, zone)}<p>Acknowledging stops the escalation: no further level is notified.</p>
 <form method="post" action="/acknowledge"><input type="hidden" name="token" value="${escapeHtml(token)}">
 <button type="submit">Acknowledge</button></form>`,
     );
   },
-  done(chain: EscalationRow, changed: boolean): string {
+  done(chain: EscalationRow, changed: boolean, zone: string): string {
     return changed
-      ? page('Acknowledged', `${about(chain)}<p>Thank you: the escalation stops here.</p>`)
-      : page('Nothing to acknowledge', about(chain) + state(chain));
+      ? page('Acknowledged', `${about(chain, zone)}<p>Thank you: the escalation stops here.</p>`)
+      : page('Nothing to acknowledge', about(chain, zone) + state(chain, zone));
   },
   refused(message: string): string {
     return page('This link cannot be used', `<p>${escapeHtml(message)}</p>`);

@@ -214,7 +214,9 @@ export function escalationRoutes(ctx: ServiceContext, links: AckLinks): FastifyP
             .send(acknowledgePage.refused(found.message));
         return reply
           .type('text/html')
-          .send(acknowledgePage.confirm(found.escalation, request.query.token));
+          .send(
+            acknowledgePage.confirm(found.escalation, request.query.token, ctx.timeZone ?? 'UTC'),
+          );
       },
     );
 
@@ -234,7 +236,9 @@ export function escalationRoutes(ctx: ServiceContext, links: AckLinks): FastifyP
             .send(acknowledgePage.refused(done.message));
         return reply
           .type('text/html')
-          .send(acknowledgePage.done(done.escalation, done.changed ?? false));
+          .send(
+            acknowledgePage.done(done.escalation, done.changed ?? false, ctx.timeZone ?? 'UTC'),
+          );
       },
     );
   };
