@@ -3,7 +3,6 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import { api } from '../../api.js';
 import { PriorityBadge, SlaBadge, StatusBadge } from '../../components/badges.js';
-import { Countdown } from '../../components/countdown.js';
 import { EscalationsSection } from '../../components/escalations.js';
 import { Freshness, LoadState } from '../../components/layout.js';
 import { agentsQuery, policiesQuery, ticketQuery } from '../../data/queries.js';
@@ -17,6 +16,7 @@ import { Conversation } from './conversation.js';
 import {
   ActivitySection,
   BreachesSection,
+  ClockCountdown,
   ClocksSection,
   DetailsSection,
   isWarned,
@@ -91,15 +91,7 @@ export function TicketPage({ id, session }: { id: number; session: Session }) {
         {t.clocks.map((clock) => (
           <span key={clock.kind}>
             {' · '}
-            {label(clock.kind)}:{' '}
-            <Countdown
-              name={label(clock.kind)}
-              dueAt={clock.due_at}
-              state={clock.state}
-              pausedSince={clock.paused_since}
-              stoppedAt={clock.stopped_at}
-              warned={isWarned(clock, now)}
-            />
+            {label(clock.kind)}: <ClockCountdown clock={clock} now={now} />
           </span>
         ))}
       </p>

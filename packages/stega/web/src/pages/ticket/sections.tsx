@@ -124,8 +124,21 @@ export function isWarned(clock: Clock, now: number): boolean {
   );
 }
 
+/** A clock's live countdown, warned between its warning and due times. */
+export function ClockCountdown({ clock, now }: { clock: Clock; now: number }) {
+  return (
+    <Countdown
+      name={label(clock.kind)}
+      dueAt={clock.due_at}
+      state={clock.state}
+      pausedSince={clock.paused_since}
+      stoppedAt={clock.stopped_at}
+      warned={isWarned(clock, now)}
+    />
+  );
+}
+
 function ClockCard({ clock, now }: { clock: Clock; now: number }) {
-  const warned = isWarned(clock, now);
   const pausedNow =
     clock.state === 'paused' && clock.paused_since
       ? Math.max(0, now - Date.parse(clock.paused_since))
@@ -134,14 +147,7 @@ function ClockCard({ clock, now }: { clock: Clock; now: number }) {
     <div className={`clock clock-${clock.state}`} data-clock={clock.kind}>
       <h3>{label(clock.kind)}</h3>
       <p className="clock-countdown">
-        <Countdown
-          name={label(clock.kind)}
-          dueAt={clock.due_at}
-          state={clock.state}
-          pausedSince={clock.paused_since}
-          stoppedAt={clock.stopped_at}
-          warned={warned}
-        />{' '}
+        <ClockCountdown clock={clock} now={now} />{' '}
         {clock.breached ? <span className="badge sla-breached">Breached</span> : null}
       </p>
       <dl className="details compact">
