@@ -202,10 +202,9 @@ export async function workerProcesses() {
   }
 
   async function acks(run: string) {
-    return rows<{ member: string; batch_id: string; result: number; held_s: number }>(
+    return rows<{ member: string; batch_id: string; result: number }>(
       pool,
-      `select member, batch_id, result, extract(epoch from at - received_at)::float8 as held_s
-         from coop_acks where run = $1 order by at`,
+      'select member, batch_id, result from coop_acks where run = $1 order by at',
       [run],
     );
   }

@@ -228,6 +228,14 @@ describe('cooperative consumers: real processes', () => {
         });
         expect(await receiveCoop(pool, q, c, 'probe', 100, '2 seconds')).toEqual([]);
         expect((await mustSub(pool, q, `${c}.w1`)).sub_batch).toBe(batch);
+        // and w1 has not acked yet: its ack (below) comes after the probe was refused
+        expect(
+          await value<number>(
+            pool,
+            'select count(*)::int from coop_acks where run = $1 and batch_id = $2',
+            [run, batch],
+          ),
+        ).toBe(0);
       }
       expect((await slow.exit).code).toBe(0);
       await waitFor(workers, 'drained', () => drained(q, c, run, ids));
@@ -236,14 +244,22 @@ describe('cooperative consumers: real processes', () => {
       const [slowAck, ...rest] = (await acks(run)).filter((a) => a.member === 'w1');
       expect(rest).toEqual([]);
       expect(slowAck?.batch_id).toBe(batch);
-      expect(slowAck?.held_s).toBeGreaterThan(2);
       const byRival = (await done(run)).filter((d) => d.member === 'w2');
+      // the engine's takeover log says whether the batch outlived dead_interval unheard
+      const takeovers = await rows<{ old_subconsumer: string; new_subconsumer: string }>(
+        pool,
+        `select old_subconsumer, new_subconsumer
+           from pgque.get_coop_takeovers($1, $2) where old_batch_id = $3`,
+        [q, c, batch],
+      );
       if (touching) {
         expect(slowAck?.result).toBe(1);
         expect(byRival).toEqual([]);
+        expect(takeovers).toEqual([]);
       } else {
         expect(slowAck?.result).toBe(0);
         expect(byRival.map((d) => d.msg_id).sort()).toEqual([...ids].sort());
+        expect(takeovers).toEqual([{ old_subconsumer: 'w1', new_subconsumer: 'w2' }]);
       }
     },
     120_000,

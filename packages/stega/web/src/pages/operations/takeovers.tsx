@@ -22,15 +22,7 @@ export function TakeoverSection({ queue, consumer }: { queue: string; consumer: 
         after the dead interval.
       </p>
       <LoadState loading={takeovers.isPending} error={takeovers.error} empty={!data} />
-      {data && !data.available ? (
-        <p className="notice">
-          The installed queue engine does not report takeovers yet (no{' '}
-          <code>pgque.get_coop_takeovers</code>).
-        </p>
-      ) : null}
-      {data?.available && data.items.length === 0 ? (
-        <p className="muted">No takeover recorded.</p>
-      ) : null}
+      {data && data.items.length === 0 ? <p className="muted">No takeover recorded.</p> : null}
       {data && data.items.length > 0 ? (
         <DataTable<Takeover>
           label={`Takeovers in ${consumer}`}
