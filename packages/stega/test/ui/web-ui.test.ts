@@ -36,6 +36,10 @@ describe('web UI in a browser against stega start', async () => {
     SLA_DEAD_INTERVAL_SECONDS: '5',
     // the held webhook call must outlast the takeover
     WEBHOOK_TIMEOUT_MS: '90000',
+    // one alert in delivery per worker: while the held call has it, the next alert of the
+    // batch waits for it, so the worker stays in the middle of its batch (a batch is
+    // otherwise acked as soon as its alerts are recorded)
+    SLA_DELIVERY_CONCURRENCY: '1',
   });
   let browser: TestBrowser;
   let page: Page;
@@ -311,13 +315,23 @@ describe('web UI in a browser against stega start', async () => {
       priority: 'urgent',
     });
     expect(ticket.status).toBe(201);
+    const behind = await stega.api<{ id: number }>('POST', '/api/tickets', {
+      subject: 'Held delivery, the next alert',
+      requester_name: 'Hal',
+      requester_email: 'hal@hold-co.test',
+      requester_org: 'Hold Co',
+      priority: 'urgent',
+    });
+    expect(behind.status).toBe(201);
 
     await page.goto(`${stega.url}/operations`);
     await page.getByRole('heading', { name: 'Operations', level: 1 }).waitFor();
     const recorded = await detectBreachesAt(new Date(Date.now() + 61 * 60_000));
-    expect(recorded.map((b) => b.ticketId)).toContain(ticket.body.id);
+    expect(recorded.map((b) => b.ticketId)).toEqual(
+      expect.arrayContaining([ticket.body.id, behind.body.id]),
+    );
 
-    // one worker is now in the middle of its batch, waiting on the held webhook call
+    // one worker is now in the middle of its batch: one alert's call is held, the next waits
     await eventually(async () => hook.heldCount() === 1, 'the held webhook call');
     let holder: { name: string; current_batch: number | null } | undefined;
     await eventually(async () => {
