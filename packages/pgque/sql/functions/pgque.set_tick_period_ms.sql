@@ -1,16 +1,16 @@
 -- set_tick_period_ms: how often ticker_loop checks the queues within its one-second slot.
 -- params: an exact divisor of 1000 in 1..1000. returns: the value stored. tables: config.
-create or replace function pgque.set_tick_period_ms(p_period_ms integer)
+create or replace function pgque.set_tick_period_ms(i_period_ms integer)
 returns integer
 language plpgsql
 security definer
 set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
-  if p_period_ms is null or p_period_ms < 1 or p_period_ms > 1000 or 1000 % p_period_ms <> 0 then
-    raise exception 'tick_period_ms must be an exact divisor of 1000 between 1 and 1000 (got %)', p_period_ms using errcode = 'PQ010';
+  if i_period_ms is null or i_period_ms < 1 or i_period_ms > 1000 or 1000 % i_period_ms <> 0 then
+    raise exception 'tick_period_ms must be an exact divisor of 1000 between 1 and 1000 (got %)', i_period_ms using errcode = 'PQ010';
   end if;
-  update pgque.config set tick_period_ms = p_period_ms;
-  return p_period_ms;
+  update pgque.config set tick_period_ms = i_period_ms;
+  return i_period_ms;
 end;
 $$;
