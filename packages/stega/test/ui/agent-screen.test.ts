@@ -6,7 +6,7 @@ import { breachRecordDue } from '../../src/db/breaches.js';
 import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
 import { createPool, inTransaction } from '../../src/db/pool.js';
 import { startStega } from '../e2e/stega-process.js';
-import { ensureWebBuilt, launchBrowser, type TestBrowser } from './browser.js';
+import { ensureWebBuilt, launchBrowser, signIn, type TestBrowser } from './browser.js';
 
 interface TicketBody {
   id: number;
@@ -36,10 +36,7 @@ describe('the agent screen in a browser', async () => {
   beforeAll(async () => {
     browser = await launchBrowser();
     page = browser.page;
-    await page.goto(`${stega.url}/tickets`);
-    await page.getByLabel('API token').fill(stega.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Tickets', level: 1 }).waitFor();
+    await signIn(page, stega);
   });
   afterAll(async () => {
     await browser?.close();

@@ -200,3 +200,11 @@ export async function launchBrowser(): Promise<TestBrowser> {
     },
   };
 }
+
+/** Signs `page` in to a running Stega with its admin token and waits for the ticket list. */
+export async function signIn(page: Page, stega: { url: string; token: string }): Promise<void> {
+  await page.goto(`${stega.url}/tickets`);
+  await page.getByLabel('API token').fill(stega.token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Tickets', level: 1 }).waitFor();
+}

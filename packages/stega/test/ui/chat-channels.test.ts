@@ -9,7 +9,7 @@ import { breachRecordDue } from '../../src/db/breaches.js';
 import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
 import { createPool, inTransaction } from '../../src/db/pool.js';
 import { startStega } from '../e2e/stega-process.js';
-import { ensureWebBuilt, launchBrowser, type TestBrowser } from './browser.js';
+import { ensureWebBuilt, launchBrowser, signIn, type TestBrowser } from './browser.js';
 
 const KEY = 'Ui0123456789abcdefABCDEF0123ab9z';
 
@@ -35,10 +35,7 @@ describe('chat and on-call channels in the browser', async () => {
   beforeAll(async () => {
     browser = await launchBrowser();
     page = browser.page;
-    await page.goto(`${stega.url}/tickets`);
-    await page.getByLabel('API token').fill(stega.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Tickets', level: 1 }).waitFor();
+    await signIn(page, stega);
   });
   afterAll(async () => {
     await browser?.close();

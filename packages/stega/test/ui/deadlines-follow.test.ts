@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
 import { startStega } from '../e2e/stega-process.js';
-import { ensureWebBuilt, launchBrowser, type TestBrowser } from './browser.js';
+import { ensureWebBuilt, launchBrowser, signIn, type TestBrowser } from './browser.js';
 
 /**
  * Running deadlines follow policy and calendar edits, and a policy's warning thresholds, in a
@@ -56,10 +56,7 @@ describe('deadlines that follow edits, in a browser', async () => {
 
     browser = await launchBrowser();
     page = browser.page;
-    await page.goto(`${stega.url}/tickets`);
-    await page.getByLabel('API token').fill(stega.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Tickets', level: 1 }).waitFor();
+    await signIn(page, stega);
   });
   afterAll(async () => {
     await browser?.close();

@@ -4,7 +4,7 @@ import { createTestDatabase } from '../../../../test-support/database.js';
 import { createPool } from '../../src/db/pool.js';
 import { startStega } from '../e2e/stega-process.js';
 import { calendarInsert24x7, ticketInsertWithClocks } from '../support/fixtures.js';
-import { ensureWebBuilt, launchBrowser, type TestBrowser } from './browser.js';
+import { ensureWebBuilt, launchBrowser, signIn, type TestBrowser } from './browser.js';
 
 /** Teams and the SLA achievement report in a real browser against `stega start`. */
 describe('teams and SLA achievement in a browser', async () => {
@@ -27,10 +27,7 @@ describe('teams and SLA achievement in a browser', async () => {
     }
     browser = await launchBrowser();
     page = browser.page;
-    await page.goto(`${stega.url}/tickets`);
-    await page.getByLabel('API token').fill(stega.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Tickets', level: 1 }).waitFor();
+    await signIn(page, stega);
   });
   afterAll(async () => {
     await browser?.close();
