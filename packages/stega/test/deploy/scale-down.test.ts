@@ -25,7 +25,14 @@ describe('scale-down: SIGTERM to an sla-breach-worker mid-batch', async () => {
   const pool = createPool(db.url, 4);
   const hook = await startWebhookReceiver({ delayMs: 250 }); // a batch takes ~10 s
   const dir = mkdtempSync(path.join(os.tmpdir(), 'stega-scale-down-'));
-  const env = { DATABASE_URL: db.url, STEGA_DATA_DIR: dir, SLA_DEAD_INTERVAL_SECONDS: '3600' };
+  // one alert in delivery at a time: a worker stays in its batch for ~10 s (with more, the
+  // batch would be acked as soon as its alerts are recorded, leaving nothing to hand back)
+  const env = {
+    DATABASE_URL: db.url,
+    STEGA_DATA_DIR: dir,
+    SLA_DEAD_INTERVAL_SECONDS: '3600',
+    SLA_DELIVERY_CONCURRENCY: '1',
+  };
   const ticker = spawnStega(['ticker'], env);
   const health = (name: string) => path.join(dir, `${name}.health.json`);
   const workers = new Map(

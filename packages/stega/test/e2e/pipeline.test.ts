@@ -20,7 +20,10 @@ describe('end to end: stega start with two sla-breach-worker processes', async (
   const db = await createTestDatabase({ template: 'stega' });
   const pool = createPool(db.url, 4);
   const smtp = await startSmtpSink();
-  const hook = await startWebhookReceiver({ delayMs: 5 });
+  // 100 ms a call and two alerts in delivery per worker: a worker's page waits for its slots,
+  // so the other worker takes the next page (with more slots one worker could take them all,
+  // since a page is acked as soon as its alerts are recorded)
+  const hook = await startWebhookReceiver({ delayMs: 100 });
   const stega = await startStega(['start'], {
     DATABASE_URL: db.url,
     SMTP_URL: smtp.url,
@@ -28,6 +31,7 @@ describe('end to end: stega start with two sla-breach-worker processes', async (
     REPORT_EMAILS: 'boss@e2e.test',
     SLA_DEAD_INTERVAL_SECONDS: '10',
     COOP_PAGE_SIZE: '4',
+    SLA_DELIVERY_CONCURRENCY: '2',
   });
   afterAll(async () => {
     await stega.stop();
