@@ -204,8 +204,10 @@ describe('web UI in a browser against stega start', async () => {
     await browser.screenshot('05-tickets');
 
     // the filters narrow the list (and live in the address)
-    await page.getByRole('checkbox', { name: 'High' }).check();
+    // click, not check(): the box follows the address, which changes a moment after the click
+    await page.getByRole('checkbox', { name: 'High' }).click();
     await page.waitForURL(/priority=high/);
+    await expect.poll(() => page.getByRole('checkbox', { name: 'High' }).isChecked()).toBe(true);
     await page.getByLabel('SLA', { exact: true }).selectOption('at_risk');
     await expect.poll(() => row.count()).toBe(0);
     await page.getByRole('button', { name: 'Clear filters' }).click();
