@@ -14,20 +14,11 @@ import { createLogger } from '../../src/log.js';
 import { endpointLabel, metricsText } from '../../src/metrics.js';
 import { AlertDelivery } from '../../src/workers/alert-delivery.js';
 import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
+import { eventually } from '../support/eventually.js';
 import { agentInsert, calendarInsert24x7, ticketInsertWithClocks } from '../support/fixtures.js';
 import { startHoldingReceiver } from '../ui/holding-webhook.js';
 
 const SCALE = 0.01; // 1 s -> 10 ms, 5 min -> 3 s
-
-async function eventually<T>(probe: () => Promise<T | undefined | false>, what: string) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('alert delivery', async () => {
   const db = await createTestDatabase({ template: 'stega' });

@@ -16,21 +16,12 @@ import type { SlaBreachedEvent } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
 import { AlertDelivery } from '../../src/workers/alert-delivery.js';
 import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
+import { eventually } from '../support/eventually.js';
 import { agentInsert, calendarInsert24x7, ticketInsertWithClocks } from '../support/fixtures.js';
 
 const SCALE = 0.01; // retry delays of 1 s -> 10 ms
 const KEY_A = 'A0123456789abcdefABCDEF01234aaaa';
 const KEY_B = 'B0123456789abcdefABCDEF01234bbbb';
-
-async function eventually<T>(probe: () => Promise<T | undefined | false>, what: string) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('Slack, Teams and PagerDuty deliveries through the alert ledger', async () => {
   const db = await createTestDatabase({ template: 'stega' });
