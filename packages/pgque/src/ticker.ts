@@ -19,7 +19,11 @@ export interface TickerOptions {
   wakeOnFirstEvent?: boolean;
   /** How long a queue must stay without new events after a tick to be armed, in ms; also the least gap between two prompt ticks of a queue. Default 5. */
   quietPeriod?: number;
-  /** Events per second above which an armed queue counts as busy and goes back to ticking by its thresholds. Default 2 000. */
+  /**
+   * Events per second above which an armed queue counts as busy and goes back to ticking by
+   * its thresholds: more than `wakeMaxRate` × 25 ms events since its last tick at this rate
+   * or faster, or this rate over at least 50 ms (see `pgque.ticker_prompt`). Default 2 000.
+   */
   wakeMaxRate?: number;
   /** How often due retries are moved back into their queues (`maint_retry_events`). Default 1 000 ms. */
   retryPeriod?: number;

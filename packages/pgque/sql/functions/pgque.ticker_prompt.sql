@@ -11,11 +11,24 @@
 --   in `deferred` for the next call. The name arrives after the
 --   producer's commit, so the tick includes its events (the sequence alone would also
 --   count producers still open, and tick before them).
--- * After such a tick the queue stays armed while its events arrive slower than
---   i_max_rate per second; faster, it is disarmed and ticks by the thresholds, as every
---   busy queue does, whose producers send no notification at all.
+-- * A woken armed queue that is busy is disarmed instead of ticked, and ticks by the
+--   thresholds from then on, as every busy queue does, whose producers send no
+--   notification at all. Busy means, with fresh the events since the last tick and age
+--   that tick's age, either
+--   (a) fresh / age > i_max_rate, and fresh > i_max_rate * 25 ms (more than 50 events at
+--       2,000/s): a burst, caught at the first prompt after it; or
+--   (b) the rate since the newest tick at least 50 ms old exceeds i_max_rate: events
+--       since that tick / its age (when age is at least 50 ms, that tick is the last one
+--       and this is fresh / age).
+--   So a handful of events a few ms after a tick (a producer catching up after a pause)
+--   never disarms a queue whose rate over 50 ms is below i_max_rate, while a burst of
+--   more than i_max_rate * 25 ms events is disarmed at its first prompt, and a steady
+--   rate above i_max_rate once its prompt ticks span 50 ms. A disarmed queue is armed
+--   again only once idle (as above: nothing new, its tick at least i_quiet old), never
+--   with events pending.
 -- Paused and externally ticked queues are never armed. ticker() disarms a queue when it
--- ticks it with new events. Calling it from anywhere else does no harm.
+-- ticks it with ticker_max_count new events, or with new events no waiting consumer
+-- explains (see ticker). Calling it from anywhere else does no harm.
 -- params: woken queue names, the quiet interval, the rate above which a queue is busy.
 -- returns: ticks made and the woken queues deferred. tables: queue, tick.
 create or replace function pgque.ticker_prompt(
@@ -35,6 +48,9 @@ declare
   fresh bigint;
   age interval;
   action text;
+  busy boolean;
+  since_time timestamptz;
+  since_seq bigint;
   new_tick bigint;
 begin
   ticks := 0;
@@ -65,11 +81,29 @@ begin
         if not q.queue_ticker_wake then
           action := case when fresh = 0 and age >= i_quiet then 'arm' end;
         elsif i_woken is null or coalesce(q.queue_name = any(i_woken), false) then
+          busy := false;
+          if fresh > 0 and age >= i_quiet then
+            -- (a) a burst: the rate since the last tick, over enough events to mean something
+            busy := fresh > i_max_rate * 0.025
+                    and fresh / greatest(extract(epoch from age)::float8, 0.001) > i_max_rate;
+            if not busy then
+              -- (b) the rate over at least 50 ms; the backward scan of the primary key
+              -- reads only the ticks of the last 50 ms and one more
+              select t.tick_time, t.tick_event_seq into since_time, since_seq
+                from pgque.tick t
+               where t.tick_queue = q.queue_id
+                 and t.tick_time <= pg_catalog.now() - interval '50 milliseconds'
+               order by t.tick_id desc limit 1;
+              busy := found
+                      and (seq_now - since_seq)
+                          / greatest(extract(epoch from pg_catalog.now() - since_time)::float8, 0.05)
+                          > i_max_rate;
+            end if;
+          end if;
           action := case
             when age < i_quiet then 'defer'
             -- events coming faster than i_max_rate: busy, back to the thresholds
-            when fresh > 0
-             and fresh / greatest(extract(epoch from age)::float8, 0.001) > i_max_rate then 'disarm'
+            when busy then 'disarm'
             -- a live consumer has not taken the newest tick yet: wait for it, so a slow
             -- consumer gets fewer, larger batches instead of a backlog of tiny ones
             when exists (select 1 from pgque.subscription s
@@ -94,9 +128,6 @@ begin
         new_tick := pg_catalog.nextval(pgque._queue_sequence(q.queue_id, 'tick')::regclass);
         insert into pgque.tick (tick_queue, tick_id, tick_event_seq)
         values (q.queue_id, new_tick, seq_now);
-        if fresh > 0 and fresh / greatest(extract(epoch from age)::float8, 0.001) > i_max_rate then
-          update pgque.queue set queue_ticker_wake = false where queue_id = q.queue_id;
-        end if;
         perform pg_catalog.pg_notify('pgque_' || q.queue_name, new_tick::text);
         ticks := ticks + 1;
       end if;
