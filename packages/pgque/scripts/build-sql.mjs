@@ -104,6 +104,7 @@ const parts = [
   read('roles.sql'),
   ...migrations().map(guardedMigration),
   ...manifest().map((file) => `-- ${file}\n${read(path.join('functions', file))}`),
+  '-- the event writers for the queues that exist (a fresh install has none; an upgrade may\n-- bring new text), before the grants, which name them\nselect pgque._create_event_writers();',
   read('grants.sql'),
   'commit;',
 ];

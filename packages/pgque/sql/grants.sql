@@ -38,23 +38,13 @@ revoke execute on function
   pgque._remove_member(int4, int4, int4),
   pgque._touch_member(int4, int4),
   pgque._writer_table(text),
-  pgque._event_writer(int4, int4),
-  pgque._create_event_writers(int4),
+  pgque._writer_branches(int4[], int4[], text),
+  pgque._create_event_writers(),
+  pgque._write_event(int4, int4, text, text),
+  pgque._write_event(int4, int4, text, text[]),
   pgque._window_event_tables(int4, bigint, bigint),
   pgque._window_event_sql(int4, int4, bigint, bigint, bigint, bigint)
 from pgque_admin;
--- The event tables' writers (_create_event_writers) are internal too.
-do $writer_rights$
-declare
-  f regprocedure;
-begin
-  for f in select p.oid::regprocedure from pg_catalog.pg_proc p
-            where p.pronamespace = 'pgque'::regnamespace and p.proname ~ '^_write_event_[0-9]+_[0-9]+$'
-  loop
-    execute pg_catalog.format('revoke execute on function %s from pgque_admin', f);
-  end loop;
-end
-$writer_rights$;
 
 -- Readers see the metadata and dead letters; event tables are granted per queue.
 grant select on pgque.config, pgque.queue, pgque.consumer, pgque.subscription, pgque.tick,

@@ -1,50 +1,81 @@
--- _create_event_writers: (re)creates the writer functions of each of a queue's event tables.
--- A writer holds its table's INSERT as static SQL, so each session plans it once and
--- reuses the plan: send and send_batch pick the table (the rule of _writer_table) and call
--- the table's writer, instead of planning a dynamic INSERT on every call.
--- * <writer>(type text, data text) returns bigint: one row, its id from the table default.
--- * <writer>(type text, data text[]) returns bigint[]: one INSERT … SELECT of the array,
---   no per-row work; the ids are returned in the input's order (one backend's nextval
+-- _create_event_writers: (re)makes pgque._write_event, the function send and send_batch
+-- hand their rows to once they have picked the table (the rule of _writer_table). Its
+-- body holds one static INSERT per event table of every queue (the first 256 by id), so a
+-- session plans each INSERT once and reuses the plan; a dynamic INSERT, planned on every
+-- call, would cost a single send about a third of its time.
+-- * _write_event(queue id, table, type, data text) returns bigint: one row, its id from
+--   the table's default.
+-- * _write_event(queue id, table, type, data text[]) returns bigint[]: one INSERT … SELECT
+--   of the array, no per-row work; the ids in the input's order (one backend's nextval
 --   calls increase in the order the unnested rows are inserted).
--- Writers run with their caller's rights (producers reach them only through the
--- security-definer send functions) and nobody else may execute them. Migration
--- 000005_event_writers makes the same functions for queues created before it: keep the
--- two texts identical (the upgrade test compares them).
--- params: the queue id. returns: nothing. tables: none (functions pgque._write_event_<id>_<n>).
-create or replace function pgque._create_event_writers(i_queue_id int4)
+-- A queue its text does not name (beyond the first 256; or made by a transaction this one
+-- could not see, as a REPEATABLE READ create_queue racing another) gets the same INSERT
+-- as dynamic SQL: slower, never wrong. create_queue, drop_queue and every install call
+-- this, so the text follows the queues. Calls are serialised (two concurrent replacements
+-- of one function would fail). The writer runs with its caller's rights (the engine's
+-- security-definer producers) and nobody else may execute it.
+-- returns: nothing. tables: queue (read); function pgque._write_event.
+create or replace function pgque._create_event_writers()
 returns void
 language plpgsql
 as $$
 declare
-  n int;
-  writer text;
-  tbl text;
+  queues int4[];
+  tables int4[];
 begin
-  for n in 0 .. (select queue_ntables - 1 from pgque.queue where queue_id = i_queue_id) loop
-    writer := pgque._event_writer(i_queue_id, n);
-    tbl := pgque._event_table(i_queue_id, n);
-    execute pg_catalog.format(
-      'create or replace function %1$s(i_type text, i_data text) returns bigint'
-      ' language plpgsql as $w$'
-      ' declare id bigint;'
-      ' begin'
-      ' insert into %2$s (ev_time, ev_type, ev_data) values (pg_catalog.now(), i_type, i_data)'
-      ' returning ev_id into id;'
-      ' return id;'
-      ' end $w$', writer, tbl);
-    execute pg_catalog.format(
-      'create or replace function %1$s(i_type text, i_data text[]) returns bigint[]'
-      ' language plpgsql as $w$'
-      ' declare ids bigint[];'
-      ' begin'
-      ' with ins as (insert into %2$s (ev_time, ev_type, ev_data)'
-      ' select pg_catalog.now(), i_type, d.data from pg_catalog.unnest(i_data) as d(data)'
-      ' returning ev_id)'
-      ' select pg_catalog.array_agg(ev_id order by ev_id) into ids from ins;'
-      ' return coalesce(ids, ''{}'');'
-      ' end $w$', writer, tbl);
-    execute pg_catalog.format('revoke all on function %s(text, text), %s(text, text[]) from public',
-      writer, writer);
-  end loop;
+  perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('pgque._create_event_writers'));
+  select coalesce(pg_catalog.array_agg(queue_id order by queue_id), '{}'),
+         coalesce(pg_catalog.array_agg(queue_ntables order by queue_id), '{}')
+    into queues, tables
+    from (select queue_id, queue_ntables from pgque.queue order by queue_id limit 256) q;
+
+  execute pg_catalog.format($f$create or replace function pgque._write_event(
+  i_queue_id int4, i_table int4, i_type text, i_data text)
+returns bigint
+language plpgsql
+as $w$
+declare
+  id bigint;
+begin
+%s
+  -- a table this text does not name: the same INSERT, planned for this call
+  execute pg_catalog.format('insert into %%s (ev_time, ev_type, ev_data)'
+                            ' values (pg_catalog.now(), $1, $2) returning ev_id',
+                            pgque._event_table(i_queue_id, i_table))
+    into id using i_type, i_data;
+  return id;
+end
+$w$
+$f$, pgque._writer_branches(queues, tables,
+    'insert into %1$s (ev_time, ev_type, ev_data) values (pg_catalog.now(), i_type, i_data)'
+    ' returning ev_id into id; return id;'));
+
+  execute pg_catalog.format($f$create or replace function pgque._write_event(
+  i_queue_id int4, i_table int4, i_type text, i_data text[])
+returns bigint[]
+language plpgsql
+as $w$
+declare
+  ids bigint[];
+begin
+%s
+  -- a table this text does not name: the same INSERT, planned for this call
+  execute pg_catalog.format('with ins as (insert into %%s (ev_time, ev_type, ev_data)'
+                            ' select pg_catalog.now(), $1, d.data from pg_catalog.unnest($2) as d(data)'
+                            ' returning ev_id)'
+                            ' select pg_catalog.array_agg(ev_id order by ev_id) from ins',
+                            pgque._event_table(i_queue_id, i_table))
+    into ids using i_type, i_data;
+  return coalesce(ids, '{}');
+end
+$w$
+$f$, pgque._writer_branches(queues, tables,
+    'with ins as (insert into %1$s (ev_time, ev_type, ev_data)'
+    ' select pg_catalog.now(), i_type, d.data from pg_catalog.unnest(i_data) as d(data)'
+    ' returning ev_id) select pg_catalog.array_agg(ev_id order by ev_id) into ids from ins;'
+    ' return coalesce(ids, ''{}'');'));
+
+  revoke all on function pgque._write_event(int4, int4, text, text),
+                         pgque._write_event(int4, int4, text, text[]) from public;
 end;
 $$;

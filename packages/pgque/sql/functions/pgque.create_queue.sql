@@ -2,7 +2,7 @@
 -- children of pgque.event_<id> that rotate; it is ticked once so consumers can register.
 -- params: queue name (at most 57 bytes: pgque_<name> must fit a NOTIFY channel).
 -- returns: 1 when created, 0 when it already existed.
--- tables: queue, tick, new pgque.event_<id>*; functions pgque._write_event_<id>_<n>.
+-- tables: queue, tick, new pgque.event_<id>*; function pgque._write_event (remade).
 create or replace function pgque.create_queue(i_queue_name text)
 returns integer
 language plpgsql
@@ -54,7 +54,7 @@ begin
     -- also seeks to its ev_id range instead of reading the whole window
     execute pg_catalog.format('create index %I on %s (ev_txid, ev_id)', 'event_' || qid || '_' || n || '_txid_idx', child);
   end loop;
-  perform pgque._create_event_writers(qid);
+  perform pgque._create_event_writers();
 
   perform pgque.tune_storage(i_queue_name);
   perform pgque.grant_perms(i_queue_name);

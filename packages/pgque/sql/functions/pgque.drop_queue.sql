@@ -1,7 +1,8 @@
 -- drop_queue: remove a queue, its event tables, ticks, retries and dead letters.
 -- With x_force it first removes every subscription, cooperative groups included
 -- (upstream refuses groups with members), and consumers left with no subscription.
--- params: queue name, force. returns: 1. tables: every table, for this queue; its writers.
+-- params: queue name, force. returns: 1. tables: every table, for this queue; function
+-- pgque._write_event (remade without it).
 create or replace function pgque.drop_queue(x_queue_name text, x_force bool)
 returns integer
 language plpgsql
@@ -37,14 +38,13 @@ begin
   delete from pgque.dead_letter where dl_queue_id = q.queue_id;
   for n in 0 .. q.queue_ntables - 1 loop
     execute pg_catalog.format('drop table if exists %s', pgque._event_table(q.queue_id, n));
-    execute pg_catalog.format('drop function if exists %1$s(text, text), %1$s(text, text[])',
-                              pgque._event_writer(q.queue_id, n));
   end loop;
   execute pg_catalog.format('drop table if exists %s', pgque._event_table(q.queue_id));
   delete from pgque.tick where tick_queue = q.queue_id;
   execute pg_catalog.format('drop sequence if exists %s', pgque._queue_sequence(q.queue_id, 'id'));
   execute pg_catalog.format('drop sequence if exists %s', pgque._queue_sequence(q.queue_id, 'tick'));
   delete from pgque.queue where queue_id = q.queue_id;
+  perform pgque._create_event_writers();
   return 1;
 end;
 $$;

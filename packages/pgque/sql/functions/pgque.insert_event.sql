@@ -15,6 +15,7 @@ begin
 end;
 $$;
 
+-- Without extra fields it is send's row (the same columns), so it takes send's static path.
 create or replace function pgque.insert_event(queue_name text, ev_type text, ev_data text)
 returns bigint
 language plpgsql
@@ -22,7 +23,6 @@ security definer
 set search_path = pgque, pg_catalog, pg_temp
 as $$
 begin
-  return pgque.insert_event_raw(queue_name, null, pg_catalog.now(), null, null,
-                                ev_type, ev_data, null, null, null, null);
+  return pgque.send(queue_name, ev_type, ev_data);
 end;
 $$;

@@ -3,8 +3,8 @@
 -- The text form does the writing (the other forms call it): it picks the table by the rule
 -- of _writer_table, inlined here because send is the hottest path (xid first, then the queue
 -- row, key-share locked outside READ COMMITTED; NOTIFY "pgque.ticker" on an armed queue),
--- and calls that table's writer (_create_event_writers), whose INSERT … RETURNING takes the
--- id from the table's own default and is planned once per session.
+-- and hands the row to pgque._write_event (see _create_event_writers), whose static INSERT
+-- for that table takes the id from the table's own default and is planned once per session.
 -- returns: the event id. errors: queue not found: <name>; Insert into queue disallowed.
 create or replace function pgque.send(queue_name text, type_name text, payload text)
 returns bigint
@@ -14,7 +14,6 @@ set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   q record;
-  id bigint;
   own_xid xid8;
 begin
   -- the xid first (an assignment, cheaper than a PERFORM query): the table choice postdates it
@@ -41,11 +40,7 @@ begin
      and pg_catalog.current_setting('session_replication_role') <> 'replica' then
     raise exception 'Insert into queue disallowed' using errcode = 'PQ006';
   end if;
-  execute pg_catalog.format('select %s($1, $2)',
-                            pgque._event_writer(q.queue_id, q.queue_cur_table))
-    into id
-    using send.type_name, send.payload;
-  return id;
+  return pgque._write_event(q.queue_id, q.queue_cur_table, send.type_name, send.payload);
 end;
 $$;
 

@@ -1,8 +1,8 @@
 -- send_batch: publish many events of one type in one statement.
 -- The text[] form does the writing (the other forms call it): it picks the table by the
--- rule of _writer_table, inlined as in send, and calls that table's writer
--- (_create_event_writers): one INSERT … SELECT of the whole array, planned once per
--- session, no per-row PL/pgSQL work.
+-- rule of _writer_table, inlined as in send, and hands the array to pgque._write_event
+-- (see _create_event_writers): one static INSERT … SELECT of the whole array, planned once
+-- per session, no per-row PL/pgSQL work.
 -- params: queue, type (default 'default'), payloads as jsonb[] or text[] (a NULL element
 -- stores NULL data).
 -- returns: ids aligned with the input (not necessarily monotone). An empty array returns
@@ -16,7 +16,6 @@ set search_path = pgque, pg_catalog, pg_temp
 as $$
 declare
   q record;
-  ids bigint[];
   own_xid xid8;
 begin
   if payloads is null then
@@ -49,11 +48,7 @@ begin
      and pg_catalog.current_setting('session_replication_role') <> 'replica' then
     raise exception 'Insert into queue disallowed' using errcode = 'PQ006';
   end if;
-  execute pg_catalog.format('select %s($1, $2)',
-                            pgque._event_writer(q.queue_id, q.queue_cur_table))
-    into ids
-    using send_batch.type_name, send_batch.payloads;
-  return ids;
+  return pgque._write_event(q.queue_id, q.queue_cur_table, send_batch.type_name, send_batch.payloads);
 end;
 $$;
 

@@ -1,6 +1,8 @@
-// Each event table has writer functions holding its INSERT as static SQL (planned once per
-// session): send and send_batch pick the current table and call its writer. They come and
-// go with the queue, and only the engine's own definer functions can reach them.
+// One writer, pgque._write_event, holds a static INSERT for each event table of every queue
+// (planned once per session): send and send_batch pick the current table and hand it their
+// rows. Its text follows create_queue and drop_queue; a queue it does not name still gets
+// its events through the same INSERT as dynamic SQL. Only the engine's own definer
+// functions can reach it.
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase, randomName } from '../../../../test-support/database.js';
 import {
@@ -18,45 +20,104 @@ import {
 
 const { pool } = await createTestDatabase();
 
-async function writers(queueId: number) {
-  const { rows } = await pool.query<{ fn: string; definer: boolean; acl: string | null }>(
-    `select p.oid::regprocedure::text as fn, p.prosecdef as definer, p.proacl::text as acl
+const WRITERS = [
+  'pgque._write_event(integer,integer,text,text)',
+  'pgque._write_event(integer,integer,text,text[])',
+];
+
+async function writers() {
+  const { rows } = await pool.query<{
+    fn: string;
+    definer: boolean;
+    acl: string | null;
+    source: string;
+  }>(
+    `select p.oid::regprocedure::text as fn, p.prosecdef as definer, p.proacl::text as acl,
+            p.prosrc as source
        from pg_proc p
-      where p.pronamespace = 'pgque'::regnamespace
-        and p.proname like $1
+      where p.pronamespace = 'pgque'::regnamespace and p.proname like '\\_write\\_event%'
       order by 1`,
-    [`\\_write\\_event\\_${queueId}\\_%`],
   );
   return rows;
 }
 
-describe('event table writers', () => {
-  it('exist for each event table while the queue does, invoker rights, nobody else may run them', async () => {
+/** Whether every writer's text holds a static INSERT into each of the queue's tables. */
+async function named(queueId: number): Promise<boolean[]> {
+  return (await writers()).map((w) =>
+    [0, 1, 2].every((n) => w.source.includes(`insert into pgque.event_${queueId}_${n} `)),
+  );
+}
+
+describe('the event writer', () => {
+  it("names each queue's tables while the queue exists, invoker rights, nobody else may run it", async () => {
     const q = randomName();
     await createQueue(pool, q);
     const id = Number((await queueRow(pool, q)).queue_id);
-    const made = await writers(id);
-    expect(made.map((w) => w.fn)).toEqual(
-      [0, 1, 2].flatMap((n) => [
-        `pgque._write_event_${id}_${n}(text,text)`,
-        `pgque._write_event_${id}_${n}(text,text[])`,
-      ]),
-    );
+    const made = await writers();
+    expect(made.map((w) => w.fn)).toEqual(WRITERS);
+    expect(await named(id)).toEqual([true, true]);
     for (const w of made) {
       expect(w.definer).toBe(false);
       // only the owner: no PUBLIC entry ("=X/…"), no role of the engine
       expect(w.acl).not.toMatch(/(^|[{,])=|pgque_(reader|writer|admin)/);
-    }
-    const roles = ['pgque_reader', 'pgque_writer', 'pgque_admin'];
-    for (const role of roles) {
-      for (const w of made) {
+      for (const role of ['pgque_reader', 'pgque_writer', 'pgque_admin']) {
         expect(
           await value(pool, 'select has_function_privilege($1, $2, $3)', [role, w.fn, 'execute']),
         ).toBe(false);
       }
     }
     await pool.query('select pgque.drop_queue($1)', [q]);
-    expect(await writers(id)).toEqual([]);
+    expect(await named(id)).toEqual([false, false]);
+    expect((await writers()).map((w) => w.fn)).toEqual(WRITERS);
+  });
+
+  it('a queue its text does not name gets its events through the dynamic INSERT', async () => {
+    // a REPEATABLE READ create_queue cannot see a queue created after its snapshot, so
+    // the writer it makes leaves that queue out: sends to it must still work
+    const early = randomName();
+    const late = randomName();
+    const reader = await pool.connect();
+    try {
+      await reader.query('begin isolation level repeatable read');
+      await reader.query('select 1'); // the snapshot
+      await createQueue(pool, early);
+      await reader.query('select pgque.create_queue($1)', [late]);
+      await reader.query('commit');
+    } finally {
+      reader.release();
+    }
+    const id = Number((await queueRow(pool, early)).queue_id);
+    expect(await named(id)).toEqual([false, false]);
+
+    await subscribe(pool, early, 'c');
+    const one = await send(pool, early, 'one');
+    const many = await sendBatch(pool, early, ['a', 'b', 'c']);
+    expect(many.map(Number)).toEqual([Number(one) + 1, Number(one) + 2, Number(one) + 3]);
+    await tick(pool, early);
+    expect((await consume(pool, early, 'c')).map((m) => m.payload)).toEqual(['one', 'a', 'b', 'c']);
+
+    // the next create_queue (or drop_queue, or install) names it again
+    const next = randomName();
+    await createQueue(pool, next);
+    expect(await named(id)).toEqual([true, true]);
+    for (const q of [early, late, next]) await pool.query('select pgque.drop_queue($1, true)', [q]);
+  });
+
+  it('binary-searches the queue ids: every one of 40 queues writes to its own table', async () => {
+    const queues = Array.from({ length: 40 }, () => randomName());
+    for (const q of queues) await createQueue(pool, q);
+    for (const [i, q] of queues.entries()) {
+      const id = Number((await queueRow(pool, q)).queue_id);
+      const sent = await send(pool, q, `p-${i}`);
+      expect(
+        await value(pool, `select ev_data from pgque.event_${id}_0 where ev_id = $1`, [sent]),
+      ).toBe(`p-${i}`);
+    }
+    expect(await named(Number((await queueRow(pool, queues[17] as string)).queue_id))).toEqual([
+      true,
+      true,
+    ]);
+    for (const q of queues) await pool.query('select pgque.drop_queue($1)', [q]);
   });
 
   it('send and send_batch write to the current table across rotations, ids in input order', async () => {
