@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 
 /**
  * Real HTTP servers on 127.0.0.1 that answer the way Slack incoming webhooks, Teams workflow
- * webhooks and PagerDuty's Events API v2 document their answers, for adapter and end-to-end
+ * webhooks and PagerDuty's Events API v2 document their answers (and one that takes anything), for adapter and end-to-end
  * tests (allow RECEIVER_NETWORKS from webhook-receiver.ts). Each records every request
  * (`calls`, with the parsed JSON) and what it accepted (`accepted`); `script(...)` queues
  * answers (status and body) for the next calls, before the service's own judgement.
@@ -14,6 +14,8 @@ export interface ServiceCall {
   body: string;
   json: unknown;
   status: number;
+  /** When the request arrived, before it was answered (Date.now()). */
+  at: number;
 }
 
 interface Answer {
@@ -32,6 +34,7 @@ async function startServiceReceiver(judge: (json: unknown) => Answer) {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
+      const at = Date.now();
       const body = Buffer.concat(chunks).toString('utf8');
       let json: unknown;
       try {
@@ -46,6 +49,7 @@ async function startServiceReceiver(judge: (json: unknown) => Answer) {
         body,
         json,
         status: answer.status,
+        at,
       };
       calls.push(call);
       if (answer.status >= 200 && answer.status < 300) accepted.push(call);
@@ -94,6 +98,11 @@ async function startServiceReceiver(judge: (json: unknown) => Answer) {
 }
 
 export type ServiceReceiver = Awaited<ReturnType<typeof startServiceReceiver>>;
+
+/** A generic webhook receiver: answers 204 to any request (scripted answers first). */
+export function startAnyReceiver() {
+  return startServiceReceiver(() => ({ status: 204, body: '' }));
+}
 
 /** Slack answers 200 `ok`; a body it cannot read as a message answers 400 `invalid_payload`. */
 export function startSlackReceiver() {

@@ -77,6 +77,12 @@ export interface Config {
   slaCircuitFailures: number;
   /** Seconds an open circuit waits before one probe (SLA_CIRCUIT_PROBE_SECONDS, default 10). */
   slaCircuitProbeSeconds: number;
+  /**
+   * The longest wait a receiver's `Retry-After` on a 429 or 503 answer is followed for, in
+   * seconds (SLA_RETRY_AFTER_MAX_SECONDS, default 3600; 1 to 86,400). Real seconds:
+   * SLA_RETRY_TIME_SCALE does not shorten it, and the retry horizon still bounds it.
+   */
+  slaRetryAfterMaxSeconds: number;
   /** sla-breach-worker child processes started by `stega start` (SLA_WORKERS, default 2). */
   slaWorkers: number;
   /** Share of an SLA target after which a warning is published, for policies without `warning_thresholds` of their own (SLA_WARNING_SHARE, default 0.8; 1 disables). */
@@ -260,6 +266,7 @@ const envSchema = z.object({
   SLA_RETRY_TIME_SCALE: scale,
   SLA_CIRCUIT_FAILURES: intFrom('SLA_CIRCUIT_FAILURES', 1, 1000, 5),
   SLA_CIRCUIT_PROBE_SECONDS: intFrom('SLA_CIRCUIT_PROBE_SECONDS', 1, 3600, 10),
+  SLA_RETRY_AFTER_MAX_SECONDS: intFrom('SLA_RETRY_AFTER_MAX_SECONDS', 1, 86_400, 3600),
   SLA_WORKERS: intFrom('SLA_WORKERS', 0, 64, 2),
   SLA_WARNING_SHARE: share,
   COOP_PAGE_SIZE: intFrom('COOP_PAGE_SIZE', 0, 100_000, 50),
@@ -347,6 +354,7 @@ export function loadConfig(
     slaRetryTimeScale: e.SLA_RETRY_TIME_SCALE,
     slaCircuitFailures: e.SLA_CIRCUIT_FAILURES,
     slaCircuitProbeSeconds: e.SLA_CIRCUIT_PROBE_SECONDS,
+    slaRetryAfterMaxSeconds: e.SLA_RETRY_AFTER_MAX_SECONDS,
     slaWorkers: e.SLA_WORKERS,
     slaWarningShare: e.SLA_WARNING_SHARE,
     ackSecret: e.STEGA_ACK_SECRET || undefined,

@@ -126,6 +126,7 @@ export async function postPagerDuty(post: PagerDutyPost): Promise<void> {
       throw new WebhookError(
         error.message.split(post.routingKey).join(maskRoutingKey(post.routingKey)),
         error.status,
+        error.retryAfter,
       );
     }
     throw error;

@@ -26,11 +26,21 @@ export interface WebhookRequest {
   allowedNetworks?: readonly string[];
 }
 
+/** The `Retry-After` header of a non-2xx answer, as received (see retry-after.ts). */
+export interface RetryAfterAnswer {
+  /** The header's value, at most 100 characters. */
+  header: string;
+  /** When the answer arrived (ms since the epoch): an HTTP-date is read relative to it. */
+  answeredAt: number;
+}
+
 export class WebhookError extends Error {
   override name = 'WebhookError';
   constructor(
     message: string,
     readonly status: number | undefined,
+    /** The answer's `Retry-After`, when it had one (the delivery reads it on 429 and 503). */
+    readonly retryAfter?: RetryAfterAnswer,
   ) {
     super(message);
   }
@@ -130,8 +140,8 @@ const ANSWER_BYTES = 2000;
 /**
  * The shared transport: checks the target (as postWebhook describes), POSTs `body`, and
  * returns the status and the start of the answer's body for a 2xx answer. Any other answer
- * throws a WebhookError with the status and the answer's first line (Slack says what went
- * wrong there: `invalid_payload`, `channel_is_archived`); network errors, time-outs and refused
+ * throws a WebhookError with the status, the answer's first line (Slack says what went
+ * wrong there: `invalid_payload`, `channel_is_archived`) and its `Retry-After`; network errors, time-outs and refused
  * targets throw one without a status. The URL shows masked in every message.
  */
 export async function postJson(post: JsonPost): Promise<{ status: number; text: string }> {
@@ -149,6 +159,7 @@ export async function postJson(post: JsonPost): Promise<{ status: number; text: 
   const signal = AbortSignal.timeout(post.timeoutMs);
   let status: number;
   let text: string;
+  let retryAfter: RetryAfterAnswer | undefined;
   try {
     const response = await httpRequest(url, {
       method: 'POST',
@@ -158,6 +169,11 @@ export async function postJson(post: JsonPost): Promise<{ status: number; text: 
       dispatcher: agentFor(allowed),
     });
     status = response.statusCode;
+    const header = response.headers['retry-after'];
+    const value = Array.isArray(header) ? header[0] : header;
+    if (value !== undefined && (status < 200 || status >= 300)) {
+      retryAfter = { header: value.slice(0, 100), answeredAt: Date.now() };
+    }
     text = await answerStart(response.body);
   } catch (error) {
     const reason = signal.aborted
@@ -172,6 +188,7 @@ export async function postJson(post: JsonPost): Promise<{ status: number; text: 
     throw new WebhookError(
       `${post.what} ${masked} answered ${status}${said ? ` (${said})` : ''}`,
       status,
+      retryAfter,
     );
   }
   return { status, text };

@@ -325,13 +325,23 @@ export interface DeliveryOutcome {
   wait_seconds: number;
   last_error: string | null;
   endpoint: string | null;
-  /** How the endpoint fared: `ok` (it answered), `failed` (transient), or null (no call). */
-  endpoint_result: 'ok' | 'failed' | null;
+  /**
+   * How the endpoint fared: `ok` (it answered), `failed` (transient), `throttled` (it answered
+   * 429/503 with a Retry-After: healthy, but asking for a pause), or null (no call).
+   */
+  endpoint_result: 'ok' | 'failed' | 'throttled' | null;
+  /**
+   * With `throttled`: seconds the endpoint's circuit is held open (until the instant its
+   * Retry-After named; then one probe, as for a failing endpoint). Null or absent: no hold
+   * (a PagerDuty throttle is per routing key, and its circuit is shared by every key).
+   */
+  endpoint_hold_seconds?: number | null;
 }
 
 /** Circuits this write changed: opened (with their probe time) or closed again. */
 export interface CircuitChanges {
-  opened: { endpoint: string; probe_at: Date }[];
+  /** `reason`: the endpoint's last error (a throttle says `rate limited by the receiver …`). */
+  opened: { endpoint: string; probe_at: Date; reason: string | null }[];
   closed: string[];
   recorded: number;
 }
@@ -340,6 +350,8 @@ export interface CircuitChanges {
  * Records outcomes of many deliveries in one statement, each only on the claim that made
  * it (a claim taken over after its lease is left alone). Transient endpoint failures add
  * up per endpoint and open its circuit at `circuitFailures` in a row; an endpoint that
+ * throttled with a Retry-After has its circuit held open until that instant (its failures
+ * in a row neither grow nor reset: it answered, but is not taking calls); an endpoint that
  * answered closes its circuit, and its waiting deliveries become due at once.
  */
 export async function alertLedgerOutcomes(
@@ -354,7 +366,8 @@ export async function alertLedgerOutcomes(
     `with o as (
        select * from jsonb_to_recordset($1::jsonb) as o (
          id bigint, claim_token uuid, status text, wait_seconds double precision,
-         last_error text, endpoint text, endpoint_result text)
+         last_error text, endpoint text, endpoint_result text,
+         endpoint_hold_seconds double precision)
      ),
      done as (
        update stega.alert_deliveries d
@@ -372,29 +385,43 @@ export async function alertLedgerOutcomes(
        returning d.id
      ),
      fails as (
-       select endpoint, count(*)::int as n, max(last_error) as last_error
-         from o where endpoint_result = 'failed' and endpoint is not null group by endpoint
+       -- hold: the longest Retry-After of a throttling endpoint in this write
+       select endpoint, (count(*) filter (where endpoint_result = 'failed'))::int as n,
+              max(endpoint_hold_seconds) filter (where endpoint_result = 'throttled') as hold,
+              max(last_error) as last_error
+         from o
+        where endpoint is not null
+          and (endpoint_result = 'failed'
+               or (endpoint_result = 'throttled' and endpoint_hold_seconds is not null))
+        group by endpoint
      ),
      opened as (
        insert into stega.delivery_endpoints as e
               (endpoint, state, consecutive_failures, opened_at, probe_at, last_error)
-       select f.endpoint, case when f.n >= $3 then 'open' else 'closed' end, f.n,
-              case when f.n >= $3 then now() end,
-              case when f.n >= $3 then now() + make_interval(secs => $4::double precision) end,
+       select f.endpoint, case when f.n >= $3 or f.hold is not null then 'open' else 'closed' end,
+              f.n,
+              case when f.n >= $3 or f.hold is not null then now() end,
+              case when f.hold is not null then now() + make_interval(secs => f.hold)
+                   when f.n >= $3 then now() + make_interval(secs => $4::double precision) end,
               f.last_error
          from fails f
        on conflict (endpoint) do update
           set consecutive_failures = e.consecutive_failures + excluded.consecutive_failures,
               state = case when e.consecutive_failures + excluded.consecutive_failures >= $3
+                             or (select f.hold from fails f where f.endpoint = e.endpoint) is not null
                            then 'open' else e.state end,
               opened_at = case when e.state = 'open' then e.opened_at
                                when e.consecutive_failures + excluded.consecutive_failures >= $3
+                                 or (select f.hold from fails f where f.endpoint = e.endpoint) is not null
                                then now() end,
-              probe_at = case when e.consecutive_failures + excluded.consecutive_failures >= $3
-                              then now() + make_interval(secs => $4::double precision)
-                              else e.probe_at end,
+              -- the receiver's own word on when to come back wins over the probe interval
+              probe_at = coalesce(
+                now() + make_interval(secs => (select f.hold from fails f where f.endpoint = e.endpoint)),
+                case when e.consecutive_failures + excluded.consecutive_failures >= $3
+                     then now() + make_interval(secs => $4::double precision)
+                     else e.probe_at end),
               last_error = excluded.last_error, updated_at = now()
-       returning e.endpoint, e.state, e.probe_at, e.opened_at
+       returning e.endpoint, e.state, e.probe_at, e.opened_at, e.last_error
      ),
      closed as (
        update stega.delivery_endpoints e
@@ -414,7 +441,8 @@ export async function alertLedgerOutcomes(
        returning d.id
      )
      select (select count(*) from done) as recorded,
-            (select coalesce(json_agg(json_build_object('endpoint', endpoint, 'probe_at', probe_at)), '[]')
+            (select coalesce(json_agg(json_build_object('endpoint', endpoint, 'probe_at', probe_at,
+                                                        'reason', last_error)), '[]')
                from opened where state = 'open') as opened,
             (select coalesce(json_agg(endpoint), '[]') from closed) as closed,
             (select count(*) from pulled) as pulled`,
@@ -423,9 +451,10 @@ export async function alertLedgerOutcomes(
   const row = rows[0] ?? {};
   return {
     recorded: Number(row.recorded ?? 0),
-    opened: ((row.opened as { endpoint: string; probe_at: string }[] | undefined) ?? []).map(
-      (o) => ({ endpoint: o.endpoint, probe_at: new Date(o.probe_at) }),
-    ),
+    opened: (
+      (row.opened as { endpoint: string; probe_at: string; reason: string | null }[] | undefined) ??
+      []
+    ).map((o) => ({ endpoint: o.endpoint, probe_at: new Date(o.probe_at), reason: o.reason })),
     closed: (row.closed as string[] | undefined) ?? [],
   };
 }

@@ -61,6 +61,7 @@ export async function startSlaBreachWorker(
     timeScale: config.slaRetryTimeScale,
     circuitFailures: config.slaCircuitFailures,
     circuitProbeSeconds: config.slaCircuitProbeSeconds,
+    retryAfterMaxSeconds: config.slaRetryAfterMaxSeconds,
     claimOwner: claimOwner.current,
     concurrency: config.slaDeliveryConcurrency,
     logger,

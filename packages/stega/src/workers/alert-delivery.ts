@@ -50,6 +50,7 @@ import {
 import type { AckLinks } from '../services/acknowledge-links.js';
 import { Coalescer } from './coalescer.js';
 import { escalationAlertTargets, escalationDeliveryKey } from './escalation-targets.js';
+import { RETRY_AFTER_MAX_SECONDS, retryWait } from './retry-wait.js';
 import { Slots } from './slots.js';
 
 export interface AlertDeliveryDeps {
@@ -85,6 +86,11 @@ export interface AlertDeliveryDeps {
   timeScale: number;
   circuitFailures: number;
   circuitProbeSeconds: number;
+  /**
+   * The longest wait a receiver's `Retry-After` (on 429/503) is followed for, seconds
+   * (SLA_RETRY_AFTER_MAX_SECONDS; default 3600). Real seconds: timeScale does not apply.
+   */
+  retryAfterMaxSeconds?: number;
   /**
    * Alerts in delivery at once (SLA_DELIVERY_CONCURRENCY): from recording its deliveries
    * until every first attempt's outcome is recorded. Default 64.
@@ -284,9 +290,14 @@ export class AlertDelivery {
       );
       for (const opened of changes.opened) {
         setCircuitState({ endpoint: endpointLabel(opened.endpoint), state: 'open' });
+        // the reason names the URL masked; a throttle's says `retrying at …`
         deps.logger?.warn(
-          { endpoint: maskWebhookUrl(opened.endpoint), probeAt: opened.probe_at },
-          'endpoint failing: circuit open',
+          {
+            endpoint: maskWebhookUrl(opened.endpoint),
+            probeAt: opened.probe_at,
+            reason: opened.reason,
+          },
+          'endpoint failing or throttling: circuit open',
         );
       }
       for (const closed of changes.closed) {
@@ -583,9 +594,18 @@ export class AlertDelivery {
         ? row.retry_delays
         : DEFAULT_RETRY_DELAYS_SECONDS.map((s) => s * this.deps.timeScale);
       const base = delays[Math.min(Math.max(row.attempts, 1), delays.length) - 1] ?? 1;
-      const wait = base * (0.9 + Math.random() * 0.2);
-      const pastHorizon =
-        row.give_up_at !== null && Date.now() + wait * 1000 > row.give_up_at.getTime();
+      // the schedule, or the receiver's Retry-After on a 429/503 (capped, within the horizon)
+      const next = retryWait({
+        scheduleSeconds: base * (0.9 + Math.random() * 0.2),
+        error,
+        now: Date.now(),
+        giveUpAt: row.give_up_at?.getTime() ?? null,
+        maxSeconds: this.deps.retryAfterMaxSeconds ?? RETRY_AFTER_MAX_SECONDS,
+      });
+      const { pastHorizon, waitSeconds: wait } = next;
+      // a receiver that throttles answered: its circuit waits for the instant it named
+      // (PagerDuty throttles per routing key, and one circuit serves every key)
+      const throttled = !permanent && next.askedSeconds !== null;
       outcome = {
         id: row.id,
         claim_token: row.claim_token,
@@ -595,9 +615,12 @@ export class AlertDelivery {
           ? `permanent: ${reason}`
           : pastHorizon
             ? `gave up after ${row.attempts} attempts: ${reason}`
-            : reason,
+            : next.note
+              ? `${next.note}: ${reason}`
+              : reason,
         endpoint: row.endpoint,
-        endpoint_result: endpointFailed ? 'failed' : 'ok',
+        endpoint_result: throttled ? 'throttled' : endpointFailed ? 'failed' : 'ok',
+        endpoint_hold_seconds: throttled && row.channel !== 'pagerduty' ? next.askedSeconds : null,
       };
       this.deps.logger?.warn(
         {
