@@ -16,7 +16,8 @@ const KEY = 'Ui0123456789abcdefABCDEF0123ab9z';
 /**
  * The policy form's chat and on-call fields in a real browser against `stega start`: a Slack
  * channel and a PagerDuty service added in the form, the secrets entered masked, an alert
- * delivered to both, and the ticket page naming each channel and delivery.
+ * delivered to both, and the ticket page naming each channel and delivery; the same fields on
+ * an escalation level of the Escalations page, masked to an agent and kept through an edit.
  */
 describe('chat and on-call channels in the browser', async () => {
   ensureWebBuilt();
@@ -150,46 +151,111 @@ describe('chat and on-call channels in the browser', async () => {
     expect(await slackRow.getAttribute('data-state')).toBe('delivered');
   });
 
-  it('keeps an escalation level’s Slack and PagerDuty channels when the level is edited in the escalations page', async () => {
-    const levels = [
+  it('sets an escalation level’s Slack channel and PagerDuty service on the Escalations page, and keeps them when only a delay is edited', async () => {
+    const slackUrl = slack.urlOf('/services/T1/B1/level-secret');
+    await page.goto(`${stega.url}/escalation-policies`);
+    const form = page.getByRole('form', { name: 'New escalation policy' });
+    await form.getByLabel('Policy name').fill('Chat climb');
+    // level 0 (the assignee, at the breach) posts to #support in Slack
+    await form.getByRole('button', { name: 'Add a Slack channel to level 0' }).click();
+    await form.getByLabel('Level 0 Slack channel 1 name').fill('#support');
+    const urlField = form.getByLabel('Level 0 Slack channel 1 webhook URL');
+    await urlField.fill(slackUrl);
+    expect(await urlField.getAttribute('type')).toBe('password');
+    // level 1, 30 minutes later, pages the on-call PagerDuty service
+    await form.getByRole('button', { name: 'Add a level' }).click();
+    await form.getByRole('button', { name: 'Add a PagerDuty service to level 1' }).click();
+    await form.getByLabel('Level 1 PagerDuty service 1 name').fill('Helpdesk on-call');
+    const key = form.getByLabel('Level 1 PagerDuty service 1 integration key');
+    expect(await key.getAttribute('type')).toBe('password');
+    await key.fill('not-a-key');
+    await form.getByRole('button', { name: 'Add escalation policy' }).click();
+    // the API's refusal sits next to the key's field, in words
+    await expect
+      .poll(async () => ((await key.getAttribute('aria-describedby')) ?? '').includes('-error'))
+      .toBe(true);
+    const errorId = ((await key.getAttribute('aria-describedby')) ?? '')
+      .split(' ')
+      .find((id) => id.endsWith('-error'));
+    expect(await page.locator(`#${errorId}`).textContent()).toContain(
+      '32-character integration key',
+    );
+    await key.fill(KEY);
+    await form.getByLabel('Level 1 PagerDuty service 1 severity of a breach').selectOption('error');
+    await form.getByRole('button', { name: 'Add escalation policy' }).click();
+
+    const card = page.getByRole('article', { name: 'Escalation policy Chat climb' });
+    await card.waitFor();
+    expect(await card.textContent()).toContain(
+      'Level 0: at the breach → the assignee, Slack #support',
+    );
+    expect(await card.textContent()).toContain('PagerDuty Helpdesk on-call');
+    expect(await card.textContent()).not.toContain('level-secret');
+    type Stored = {
+      id: number;
+      name: string;
+      levels: { delay_minutes: number; targets: { channels: Record<string, unknown> } }[];
+    };
+    const list = await stega.api<{ items: Stored[] }>('GET', '/api/escalation-policies');
+    const created = list.body.items.find((p) => p.name === 'Chat climb');
+    if (!created) throw new Error('the escalation policy was not created');
+    const url = `/api/escalation-policies/${created.id}`;
+    const channels = [
+      { slack: [{ url: slackUrl, label: '#support' }], teams: [], pagerduty: [] },
       {
-        delay_minutes: 0,
-        targets: {
-          channels: {
-            email: ['lead@chat.test'],
-            slack: [{ url: slack.urlOf('/services/T1/B1/level-secret'), label: '#on-call' }],
-            pagerduty: [{ routing_key: KEY, label: 'On-call' }],
-          },
-        },
+        slack: [],
+        teams: [],
+        pagerduty: [{ routing_key: KEY, label: 'Helpdesk on-call', breach_severity: 'error' }],
       },
     ];
-    const created = await stega.api<{ id: number }>('POST', '/api/escalation-policies', {
-      name: 'Chat climb',
-      levels,
+    expect(created.levels.map((l) => l.targets.channels)).toMatchObject(channels);
+
+    // after a reload an admin gets the secrets back, in masked fields
+    await page.reload();
+    await card.getByRole('button', { name: 'Edit Chat climb' }).click();
+    const edit = page.getByRole('form', { name: 'Edit escalation policy Chat climb' });
+    const keptUrl = edit.getByLabel('Level 0 Slack channel 1 webhook URL');
+    expect(await keptUrl.inputValue()).toBe(slackUrl);
+    expect(await keptUrl.getAttribute('type')).toBe('password');
+    expect(await edit.getByLabel('Level 0 Slack channel 1 name').inputValue()).toBe('#support');
+    const keptKey = edit.getByLabel('Level 1 PagerDuty service 1 integration key');
+    expect(await keptKey.getAttribute('type')).toBe('password');
+
+    // an agent sees the level read-only, the URL and the key masked (… and their last 4)
+    const agent = await stega.api<{ id: number }>('POST', '/api/agents', {
+      name: 'Cleo Chat',
+      email: 'cleo@chat.test',
     });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    await page.goto(`${stega.url}/escalation-policies`);
-    await page.getByRole('button', { name: 'Edit Chat climb' }).click();
-    const form = page.getByRole('form', { name: 'Edit escalation policy Chat climb' });
-    await form.getByLabel('Level 0 delay (minutes after the breach)').fill('5');
-    await form.getByRole('button', { name: 'Save escalation policy' }).click();
-    type Stored = { levels: { delay_minutes: number }[] };
-    await expect
-      .poll(
-        async () =>
-          (await stega.api<Stored>('GET', `/api/escalation-policies/${created.body.id}`)).body
-            .levels[0]?.delay_minutes,
-        { timeout: 10_000 },
-      )
-      .toBe(5);
-    const stored = await stega.api<{
-      levels: { delay_minutes: number; targets: { channels: Record<string, unknown> } }[];
-    }>('GET', `/api/escalation-policies/${created.body.id}`);
-    expect(stored.body.levels[0]?.delay_minutes).toBe(5);
-    expect(stored.body.levels[0]?.targets.channels).toMatchObject({
-      email: ['lead@chat.test'],
-      slack: [{ url: slack.urlOf('/services/T1/B1/level-secret'), label: '#on-call' }],
-      pagerduty: [{ routing_key: KEY, label: 'On-call', breach_severity: 'critical' }],
+    const token = await stega.api<{ token: string }>('POST', '/api/tokens', {
+      name: 'cleo laptop',
+      role: 'agent',
+      agent_id: agent.body.id,
     });
+    const agentPage = await browser.context.newPage();
+    try {
+      await signIn(agentPage, { url: stega.url, token: token.body.token });
+      await agentPage.goto(`${stega.url}/escalation-policies`);
+      await agentPage.getByRole('button', { name: 'View Chat climb' }).click();
+      const view = agentPage.getByRole('form', { name: 'View escalation policy Chat climb' });
+      const maskedUrl = view.getByLabel('Level 0 Slack channel 1 webhook URL');
+      expect(await maskedUrl.inputValue()).toBe(`${new URL(slackUrl).origin}/…cret`);
+      expect(await maskedUrl.isDisabled()).toBe(true);
+      expect(
+        await view.getByLabel('Level 1 PagerDuty service 1 integration key').inputValue(),
+      ).toBe(`…${KEY.slice(-4)}`);
+      expect(await view.getByRole('button', { name: /^Save/ }).count()).toBe(0);
+      await browser.screenshot('chat-channels-02-escalation-read-only', agentPage);
+    } finally {
+      await agentPage.close();
+    }
+
+    // the admin edits only level 1's delay: every channel stays as it was
+    await edit.getByLabel('Level 1 delay (minutes after the breach)').fill('45');
+    await browser.screenshot('chat-channels-01-escalation-levels');
+    await edit.getByRole('button', { name: 'Save escalation policy' }).click();
+    await card.getByText('Level 1: 45 min after the breach').waitFor();
+    const stored = await stega.api<Stored>('GET', url);
+    expect(stored.body.levels.map((l) => l.delay_minutes)).toEqual([0, 45]);
+    expect(stored.body.levels.map((l) => l.targets.channels)).toMatchObject(channels);
   });
 });

@@ -80,7 +80,7 @@ describe('escalations in a browser', async () => {
     expect(await card.textContent()).toContain('Level 1: 30 min after the breach → Vera Oncall');
     await browser.screenshot('escalations-01-policies');
 
-    // a channel the form does not edit (a Slack channel set through the API) survives a save
+    // a Slack channel set through the API is named on the card and survives a save of the emails
     const created = await stega.api<{ id: number; levels: { targets: unknown }[] }>(
       'GET',
       '/api/escalation-policies',
@@ -106,7 +106,7 @@ describe('escalations in a browser', async () => {
     });
     expect(patched.status).toBe(200);
     await page.reload();
-    await card.getByText('1 Slack channel').waitFor();
+    await card.getByText('Vera Oncall, Slack #oncall').waitFor();
     await card.getByRole('button', { name: 'Edit Support climb' }).click();
     const edit = page.getByRole('form', { name: 'Edit escalation policy Support climb' });
     await edit.getByLabel('Level 1 email addresses').fill('duty@example.test');

@@ -6,7 +6,7 @@ import { displayZone, setDisplayZone } from './format.js';
 import { AgentsPage } from './pages/agents.js';
 import { CalendarEditPage } from './pages/calendars/form.js';
 import { CalendarsPage } from './pages/calendars/list.js';
-import { EscalationPoliciesPage } from './pages/escalation-policies.js';
+import { EscalationPoliciesPage } from './pages/escalations/index.js';
 import { AlertBell, InboxPage } from './pages/inbox.js';
 import { NotFoundPage } from './pages/not-found.js';
 import { OperationsPage } from './pages/operations/index.js';

@@ -1,10 +1,14 @@
-import type { ChatDraft, PagerDutyDraft } from '../../components/chat-channel-list.js';
+import {
+  type ChatChannelsDraft,
+  chatChannelsOf,
+  chatDraftsOf,
+} from '../../components/chat-channel-drafts.js';
 import { type WebhookDraft, webhookDrafts } from '../../components/webhook-list.js';
 import type { Policy, Priority } from '../../types.js';
 
 /** A policy as the form edits it (text as typed), and what the API is sent from it. */
 
-export interface PolicyDraft {
+export interface PolicyDraft extends ChatChannelsDraft {
   name: string;
   priority: Priority;
   requester_org: string;
@@ -23,9 +27,6 @@ export interface PolicyDraft {
   email: string;
   email_assignee: boolean;
   webhooks: WebhookDraft[];
-  slack: ChatDraft[];
-  teams: ChatDraft[];
-  pagerduty: PagerDutyDraft[];
   /** Retry delays, seconds, comma-separated; empty: the defaults. */
   retry_delays: string;
   /** Retry horizon, hours; empty: the default (24). */
@@ -92,13 +93,7 @@ export function draftOf(p: Policy): PolicyDraft {
     email: p.alert_channels.email.join('\n'),
     email_assignee: p.alert_channels.email_assignee,
     webhooks: webhookDrafts(p.alert_channels.webhooks),
-    slack: (p.alert_channels.slack ?? []).map((c) => ({ url: c.url, label: c.label ?? '' })),
-    teams: (p.alert_channels.teams ?? []).map((c) => ({ url: c.url, label: c.label ?? '' })),
-    pagerduty: (p.alert_channels.pagerduty ?? []).map((c) => ({
-      routing_key: c.routing_key,
-      label: c.label ?? '',
-      breach_severity: c.breach_severity,
-    })),
+    ...chatDraftsOf(p.alert_channels),
     retry_delays: (p.alert_channels.retry?.delays_seconds ?? []).join(', '),
     retry_hours:
       p.alert_channels.retry?.give_up_after_hours === undefined
@@ -135,21 +130,6 @@ function channelsOf(d: PolicyDraft) {
     email: addresses(d.email),
     email_assignee: d.email_assignee,
     webhooks: webhooksOf(d.webhooks),
-  };
-}
-
-const labelled = (label: string) => (label.trim() ? { label: label.trim() } : {});
-
-/** The chat and on-call channels of the draft (Slack, Teams, PagerDuty). */
-function chatOf(d: PolicyDraft) {
-  return {
-    slack: d.slack.map((c) => ({ url: c.url.trim(), ...labelled(c.label) })),
-    teams: d.teams.map((c) => ({ url: c.url.trim(), ...labelled(c.label) })),
-    pagerduty: d.pagerduty.map((c) => ({
-      routing_key: c.routing_key.trim(),
-      ...labelled(c.label),
-      breach_severity: c.breach_severity,
-    })),
   };
 }
 
@@ -190,8 +170,8 @@ export function channelsPatchOf(d: PolicyDraft, original: PolicyDraft) {
   const primaryChanged = !same(channelsOf(d), channelsOf(original));
   const retryChanged = !same(retryOf(d), retryOf(original));
   const fallbackChanged = !same(fallbackOf(d), fallbackOf(original));
-  const chat = chatOf(d);
-  const before = chatOf(original);
+  const chat = chatChannelsOf(d);
+  const before = chatChannelsOf(original);
   const chatChanged = (['slack', 'teams', 'pagerduty'] as const).filter(
     (key) => !same(chat[key], before[key]),
   );
@@ -213,7 +193,7 @@ export function newChannelsOf(d: PolicyDraft) {
   const fallback = fallbackOf(d);
   return {
     ...channelsOf(d),
-    ...chatOf(d),
+    ...chatChannelsOf(d),
     ...(retry ? { retry } : {}),
     ...(fallback ? { fallback } : {}),
   };

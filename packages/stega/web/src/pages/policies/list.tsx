@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { PriorityBadge } from '../../components/badges.js';
+import { chatChannelNames } from '../../components/chat-channel-drafts.js';
 import { DataTable } from '../../components/data-table.js';
 import { LoadState } from '../../components/layout.js';
 import { calendarsQuery, policiesQuery, teamsQuery } from '../../data/queries.js';
@@ -81,13 +82,7 @@ function channelSummary(p: Policy): string {
   if (p.alert_channels.webhooks.length > 0)
     parts.push(`${p.alert_channels.webhooks.length} webhook`);
   // chat channels by the names people gave them (their URLs are secrets)
-  const named = (rows: { label?: string }[] | undefined, service: string) =>
-    (rows ?? []).map((c) => (c.label ? `${service} ${c.label}` : service));
-  parts.push(
-    ...named(p.alert_channels.slack, 'Slack'),
-    ...named(p.alert_channels.teams, 'Teams'),
-    ...named(p.alert_channels.pagerduty, 'PagerDuty'),
-  );
+  parts.push(...chatChannelNames(p.alert_channels));
   if (p.alert_channels.fallback)
     parts.push(`fallback after ${formatMinutes(p.alert_channels.fallback.after_minutes)}`);
   return parts.join(', ') || 'none';

@@ -1,5 +1,5 @@
 import type { Issue } from '../../api.js';
-import { ChatChannelListEditor, PagerDutyListEditor } from '../../components/chat-channel-list.js';
+import { ChatChannelFields } from '../../components/chat-channel-list.js';
 import { FieldError, fieldId } from '../../components/field.js';
 import {
   AddressListField,
@@ -58,28 +58,11 @@ export function ChatChannelsSection({ draft, set, issues }: SectionProps) {
         Each alert is posted with the ticket, the target, the time left or overdue and a link to the
         ticket (and an Acknowledge button when the breach escalates).
       </p>
-      <ChatChannelListEditor
-        path="alert_channels.slack"
-        service="Slack"
-        title="Slack channels"
-        urlHint="From Slack: an incoming webhook for the channel (https://hooks.slack.com/services/…). A secret: only admins see it."
-        rows={draft.slack}
+      <ChatChannelFields
+        path="alert_channels"
+        value={draft}
         issues={issues}
-        onChange={(rows) => set('slack', rows)}
-      />
-      <ChatChannelListEditor
-        path="alert_channels.teams"
-        service="Teams"
-        title="Microsoft Teams channels"
-        urlHint="From the channel’s Workflows: “Send webhook alerts to a channel”, then copy its URL. A secret: only admins see it."
-        rows={draft.teams}
-        issues={issues}
-        onChange={(rows) => set('teams', rows)}
-      />
-      <PagerDutyListEditor
-        rows={draft.pagerduty}
-        issues={issues}
-        onChange={(rows) => set('pagerduty', rows)}
+        onChange={(key, rows) => set(key, rows as PolicyDraft[typeof key])}
       />
     </fieldset>
   );
