@@ -143,6 +143,19 @@ describe('Retry-After on 429 and 503', async () => {
         [endpoint],
       )
     ).rows[0];
+  /** A retry loop (stopped after the file); the rows are read before one runs. */
+  const startRetrier = () => {
+    const retrier = startDeliveryRetrier({
+      pool,
+      delivery: delivery('retrier'),
+      concurrency: 8,
+      pollMs: 20,
+      probeSeconds: 10 * SCALE,
+      logger,
+    });
+    retriers.push(retrier);
+    return retrier;
+  };
   const callsTo = (receiver: { calls: ServiceCall[] }, path: string) =>
     receiver.calls.filter((c) => c.path === path);
   const delivered = (breachId: number, what: string) =>
@@ -237,16 +250,7 @@ describe('Retry-After on 429 and 503', async () => {
       /^waiting: the endpoint's circuit is open \(rate limited by the receiver \(429\), retrying at /,
     );
 
-    retriers.push(
-      startDeliveryRetrier({
-        pool,
-        delivery: delivery('retrier'),
-        concurrency: 8,
-        pollMs: 20,
-        probeSeconds: 10 * SCALE,
-        logger,
-      }),
-    );
+    const retrier = startRetrier();
     await delivered(first.breach_id, 'the first alert after the Retry-After');
     await delivered(second.breach_id, 'the second alert after the Retry-After');
     const calls = callsTo(slack, path);
@@ -260,6 +264,7 @@ describe('Retry-After on 429 and 503', async () => {
     expect(tickets).toEqual([String(first.ticket_id), String(second.ticket_id)].sort());
     expect((await rowsOf(first.breach_id))[0]).toMatchObject({ attempts: 2, last_error: null });
     expect(await endpointOf(slack.urlOf(path))).toMatchObject({ state: 'closed' });
+    await retrier.stop();
   });
 
   it('Teams (an HTTP-date), a webhook (503) and PagerDuty: each next try is not before the instant named', async () => {
@@ -285,13 +290,17 @@ describe('Retry-After on 429 and 503', async () => {
     expect(byChannel.get('webhook')?.last_error).toMatch(
       /^the receiver is unavailable \(503\), retrying at \S+: webhook .* answered 503 \(maintenance\)$/,
     );
-    // whatever happened since, these rows were written by the first attempts
     const pages = callsTo(pagerDuty, '/v2/enqueue');
     const hookCalls = callsTo(hooks, '/maintenance');
     expect(byChannel.get('teams')?.next_attempt_at.getTime()).toBeGreaterThanOrEqual(until);
+    const teamsHeld = await endpointOf(teams.urlOf('/workflows/limited'));
+    expect(teamsHeld).toMatchObject({ state: 'open', consecutive_failures: 0 });
+    expect(teamsHeld?.probe_at.getTime()).toBeGreaterThanOrEqual(until);
+    expect(await endpointOf(hooks.urlOf('/maintenance'))).toMatchObject({ state: 'open' });
     // PagerDuty throttles per routing key and one circuit serves every key: only the row waits
     expect(await endpointOf(pagerDuty.urlOf('/v2/enqueue'))).toBeUndefined();
 
+    startRetrier();
     const done = await delivered(event.breach_id, 'every channel after its Retry-After');
     expect(done.map((r) => [r.channel, r.attempts])).toEqual([
       ['pagerduty', 2],
