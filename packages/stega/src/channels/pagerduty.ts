@@ -24,9 +24,12 @@ const SUMMARY_MAX = 1024;
  * `stega-7-first_response-1796135400000-breach`: the same for every event about one alert
  * (its trigger's retries, its acknowledge, its resolve) and for nothing else, derived from
  * what the alert is about (ticket, SLA kind, due instant; warning share; escalation level).
+ * A fallback page of the alert is an alert of its own (`…-breach-fallback`): it must not fold
+ * into, nor resolve or acknowledge as, a primary page of the same alert, and a primary page
+ * that did open an incident must not be taken for the fallback's.
  */
-export function pagerDutyDedupKey(facts: Pick<AlertFacts, 'key'>): string {
-  return `stega-${facts.key}`;
+export function pagerDutyDedupKey(facts: Pick<AlertFacts, 'key'>, fallback = false): string {
+  return `stega-${facts.key}${fallback ? '-fallback' : ''}`;
 }
 
 /**
@@ -57,12 +60,14 @@ export interface PagerDutyEventInput {
   publicUrl: string;
   /** The event's own fields for custom_details (team, who acknowledged, …). */
   details?: Record<string, unknown>;
+  /** An event of the policy's fallback: its own dedup_key (pagerDutyDedupKey). */
+  fallback?: boolean;
 }
 
 /** The Events API v2 body for one action. */
 export function pagerDutyEvent(input: PagerDutyEventInput): Record<string, unknown> {
   const { facts } = input;
-  const dedupKey = pagerDutyDedupKey(facts);
+  const dedupKey = pagerDutyDedupKey(facts, input.fallback ?? false);
   const base = { routing_key: input.routingKey, event_action: input.action, dedup_key: dedupKey };
   if (input.action !== 'trigger') return base;
   const summary = `${facts.title}: ${facts.subject} (${facts.timeLeft}, due ${facts.dueUtc})`;

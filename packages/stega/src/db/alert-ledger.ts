@@ -169,7 +169,9 @@ export async function alertLedgerRecord(
                 when 'delivered' then null
                 when 'scheduled' then now() + make_interval(secs => p.wait_seconds)
                 else coalesce(p.probe_at, now() + make_interval(secs => $3::double precision)) end,
-              now() + make_interval(secs => p.give_up_seconds),
+              -- a fallback's horizon counts from its deadline, not from when it was scheduled
+              now() + make_interval(secs => p.give_up_seconds
+                                    + case when p.status = 'scheduled' then p.wait_seconds else 0 end),
               p.retry_delays,
               case when p.status = 'sending' and p.probe_at is null then $2::uuid end,
               case when p.status = 'delivered' or (p.status = 'sending' and p.probe_at is null) then now() end,

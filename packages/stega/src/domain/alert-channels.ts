@@ -131,9 +131,10 @@ export const retryPolicySchema = z.strictObject({
 });
 
 /**
- * Channels that receive the alert when the policy's own email and webhook deliveries of
- * it have not all been delivered `after_minutes` after the alert: each a delivery of its
- * own (once, with retries), cancelled when the primaries deliver first.
+ * Channels that receive the alert when any of the policy's own remote deliveries of it
+ * (email, webhooks, Slack, Teams, PagerDuty) is still undelivered `after_minutes` after the
+ * alert: each a delivery of its own (once, with retries, its own key), cancelled when every
+ * primary delivered first. In-app alerts are not waited for.
  */
 export const fallbackSchema = z.strictObject({
   after_minutes: z
@@ -145,6 +146,34 @@ export const fallbackSchema = z.strictObject({
   /** Also email the lead of the ticket's team (when it has a team with a lead). */
   email_team_lead: z.boolean().default(false),
   webhooks: webhookList,
+  /** Slack incoming webhooks to fall back to (added after issue 14). */
+  slack: slackList,
+  /** Microsoft Teams workflow webhooks to fall back to (added after issue 14). */
+  teams: teamsList,
+  /** PagerDuty services to page as the fallback (added after issue 14). */
+  pagerduty: pagerDutyList,
+});
+
+/**
+ * The fallback of a PATCH: as above, but `slack`, `teams` and `pagerduty` left out keep the
+ * policy's current fallback ones (as the policy's own chat lists do); `[]` removes them.
+ */
+export const fallbackPatchSchema = fallbackSchema.extend({
+  slack: z
+    .array(slackChannelSchema)
+    .max(10)
+    .optional()
+    .describe('absent: keep the fallback’s Slack webhooks; [] removes them'),
+  teams: z
+    .array(teamsChannelSchema)
+    .max(10)
+    .optional()
+    .describe('absent: keep the fallback’s Teams webhooks; [] removes them'),
+  pagerduty: z
+    .array(pagerDutyChannelSchema)
+    .max(10)
+    .optional()
+    .describe('absent: keep the fallback’s PagerDuty services; [] removes them'),
 });
 
 /**
@@ -182,7 +211,8 @@ export const alertChannelsSchema = z.strictObject({
  * When a PATCH leaves either out, the policy keeps the one it has (services/policies.ts), so a
  * client that does not know them (an older one, the web form before it edited them) does not
  * drop them by replacing the channels. The same holds for `slack`, `teams` and `pagerduty`
- * (added in issue 14): absent keeps them, `[]` removes them.
+ * (added in issue 14): absent keeps them, `[]` removes them; and for the fallback's own
+ * `slack`, `teams` and `pagerduty` within a given `fallback`.
  */
 export const alertChannelsPatchSchema = alertChannelsSchema.extend({
   slack: z
@@ -204,10 +234,12 @@ export const alertChannelsPatchSchema = alertChannelsSchema.extend({
     .nullable()
     .optional()
     .describe('absent: keep the policy’s retry schedule; null: remove it (the defaults apply)'),
-  fallback: fallbackSchema
+  fallback: fallbackPatchSchema
     .nullable()
     .optional()
-    .describe('absent: keep the policy’s fallback; null: remove it'),
+    .describe(
+      'absent: keep the policy’s fallback; null: remove it; given: replaces it, except that its `slack`, `teams` and `pagerduty` left out keep the current fallback’s',
+    ),
 });
 
 /** A policy's channels with every default filled in. */

@@ -45,6 +45,31 @@ const achievementFigures = {
   met_share: z.number().nullable().describe('met / targets (0..1); null without targets'),
 };
 
+/** Slack, Teams and PagerDuty channels of a policy or of its fallback, secrets masked for non-admins. */
+const chatChannelsOut = {
+  slack: z.array(
+    z.object({
+      url: z.string().describe('in full for admin tokens; masked for others'),
+      label: z.string().optional(),
+    }),
+  ),
+  teams: z.array(
+    z.object({
+      url: z.string().describe('in full for admin tokens; masked for others'),
+      label: z.string().optional(),
+    }),
+  ),
+  pagerduty: z.array(
+    z.object({
+      routing_key: z
+        .string()
+        .describe('in full for admin tokens; `…` and the last 4 characters for others'),
+      label: z.string().optional(),
+      breach_severity: z.enum(['critical', 'error', 'warning', 'info']),
+    }),
+  ),
+};
+
 export const agentOut = z.object({
   id,
   name: z.string(),
@@ -348,27 +373,7 @@ export const policyOut = z.object({
       }),
     ),
     /** Added in issue 14: chat and on-call channels. */
-    slack: z.array(
-      z.object({
-        url: z.string().describe('in full for admin tokens; masked for others'),
-        label: z.string().optional(),
-      }),
-    ),
-    teams: z.array(
-      z.object({
-        url: z.string().describe('in full for admin tokens; masked for others'),
-        label: z.string().optional(),
-      }),
-    ),
-    pagerduty: z.array(
-      z.object({
-        routing_key: z
-          .string()
-          .describe('in full for admin tokens; `…` and the last 4 characters for others'),
-        label: z.string().optional(),
-        breach_severity: z.enum(['critical', 'error', 'warning', 'info']),
-      }),
-    ),
+    ...chatChannelsOut,
     /** Added in issue 12: the policy's retry schedule, when it sets one. */
     retry: z
       .object({
@@ -384,6 +389,8 @@ export const policyOut = z.object({
         email_assignee: z.boolean(),
         email_team_lead: z.boolean(),
         webhooks: z.array(z.object({ url: z.string(), has_secret: z.boolean() })),
+        /** Added after issue 14: Slack, Teams and PagerDuty fallbacks. */
+        ...chatChannelsOut,
       })
       .optional(),
   }),

@@ -38,13 +38,9 @@ export interface PolicyView extends Omit<PolicyRow, 'alert_channels'> {
     email: string[];
     email_assignee: boolean;
     webhooks: { url: string; has_secret: boolean }[];
-    slack: { url: string; label?: string }[];
-    teams: { url: string; label?: string }[];
-    pagerduty: {
-      routing_key: string;
-      label?: string;
-      breach_severity: 'critical' | 'error' | 'warning' | 'info';
-    }[];
+    slack: ChatView[];
+    teams: ChatView[];
+    pagerduty: PagerDutyView[];
     retry?: { delays_seconds?: number[]; give_up_after_hours?: number };
     fallback?: {
       after_minutes: number;
@@ -52,14 +48,37 @@ export interface PolicyView extends Omit<PolicyRow, 'alert_channels'> {
       email_assignee: boolean;
       email_team_lead: boolean;
       webhooks: { url: string; has_secret: boolean }[];
+      slack: ChatView[];
+      teams: ChatView[];
+      pagerduty: PagerDutyView[];
     };
   };
 }
+
+type ChatView = { url: string; label?: string };
+type PagerDutyView = {
+  routing_key: string;
+  label?: string;
+  breach_severity: 'critical' | 'error' | 'warning' | 'info';
+};
+
+type StoredChat = Pick<AlertChannels, 'slack' | 'teams' | 'pagerduty'>;
 
 export function policyView(row: PolicyRow, viewer?: Actor): PolicyView {
   const admin = viewer?.role === 'admin';
   const url = (raw: string) => (admin ? raw : maskWebhookUrl(raw));
   const labelled = (l: string | undefined) => (l ? { label: l } : {});
+  /** Slack, Teams and PagerDuty of the channels or of the fallback, secrets masked for non-admins. */
+  const chat = (channels: StoredChat) => ({
+    slack: (channels.slack ?? []).map((c) => ({ url: url(c.url), ...labelled(c.label) })),
+    teams: (channels.teams ?? []).map((c) => ({ url: url(c.url), ...labelled(c.label) })),
+    pagerduty: (channels.pagerduty ?? []).map((c) => ({
+      routing_key: admin ? c.routing_key : maskRoutingKey(c.routing_key),
+      ...labelled(c.label),
+      breach_severity: c.breach_severity ?? 'critical',
+    })),
+  });
+  const fallback = row.alert_channels.fallback;
   return {
     ...row,
     alert_channels: {
@@ -70,31 +89,20 @@ export function policyView(row: PolicyRow, viewer?: Actor): PolicyView {
         url: url(w.url),
         has_secret: Boolean(w.secret),
       })),
-      slack: (row.alert_channels.slack ?? []).map((c) => ({
-        url: url(c.url),
-        ...labelled(c.label),
-      })),
-      teams: (row.alert_channels.teams ?? []).map((c) => ({
-        url: url(c.url),
-        ...labelled(c.label),
-      })),
-      pagerduty: (row.alert_channels.pagerduty ?? []).map((c) => ({
-        routing_key: admin ? c.routing_key : maskRoutingKey(c.routing_key),
-        ...labelled(c.label),
-        breach_severity: c.breach_severity ?? 'critical',
-      })),
+      ...chat(row.alert_channels),
       ...(row.alert_channels.retry ? { retry: row.alert_channels.retry } : {}),
-      ...(row.alert_channels.fallback
+      ...(fallback
         ? {
             fallback: {
-              after_minutes: row.alert_channels.fallback.after_minutes,
-              email: row.alert_channels.fallback.email ?? [],
-              email_assignee: row.alert_channels.fallback.email_assignee ?? false,
-              email_team_lead: row.alert_channels.fallback.email_team_lead ?? false,
-              webhooks: (row.alert_channels.fallback.webhooks ?? []).map((w) => ({
+              after_minutes: fallback.after_minutes,
+              email: fallback.email ?? [],
+              email_assignee: fallback.email_assignee ?? false,
+              email_team_lead: fallback.email_team_lead ?? false,
+              webhooks: (fallback.webhooks ?? []).map((w) => ({
                 url: url(w.url),
                 has_secret: Boolean(w.secret),
               })),
+              ...chat(fallback),
             },
           }
         : {}),
@@ -148,22 +156,35 @@ const DEFAULT_CHANNELS: AlertChannels = { in_app: true };
 /**
  * The channels a PATCH stores: the given ones, with the current `retry` and `fallback` kept
  * where the patch leaves them out (so a client unaware of them does not drop them) and removed
- * where it sets them to null.
+ * where it sets them to null. The same holds for the Slack, Teams and PagerDuty lists, of the
+ * channels and of a given fallback (against the current fallback's): absent keeps, `[]` removes.
  */
 function patchedChannels(current: AlertChannels, patch: AlertChannelsPatch): AlertChannels {
-  const { retry, fallback, slack, teams, pagerduty, ...rest } = patch;
+  const { retry, fallback, ...rest } = patch;
   const keptRetry = retry === undefined ? current.retry : (retry ?? undefined);
-  const keptFallback = fallback === undefined ? current.fallback : (fallback ?? undefined);
-  const keptSlack = slack ?? current.slack;
-  const keptTeams = teams ?? current.teams;
-  const keptPagerDuty = pagerduty ?? current.pagerduty;
+  const keptFallback =
+    fallback === undefined
+      ? current.fallback
+      : fallback === null
+        ? undefined
+        : { ...fallback, ...keptChat(current.fallback ?? {}, fallback) };
   return {
     ...rest,
-    ...(keptSlack ? { slack: keptSlack } : {}),
-    ...(keptTeams ? { teams: keptTeams } : {}),
-    ...(keptPagerDuty ? { pagerduty: keptPagerDuty } : {}),
+    ...keptChat(current, rest),
     ...(keptRetry ? { retry: keptRetry } : {}),
     ...(keptFallback ? { fallback: keptFallback } : {}),
+  };
+}
+
+/** The Slack, Teams and PagerDuty lists a PATCH leaves: given ones, else the current ones. */
+function keptChat(current: StoredChat, given: StoredChat): StoredChat {
+  const slack = given.slack ?? current.slack;
+  const teams = given.teams ?? current.teams;
+  const pagerduty = given.pagerduty ?? current.pagerduty;
+  return {
+    ...(slack ? { slack } : {}),
+    ...(teams ? { teams } : {}),
+    ...(pagerduty ? { pagerduty } : {}),
   };
 }
 
@@ -187,7 +208,7 @@ export async function getPolicy(
  * with credentials, and hosts that are or resolve to loopback, private, link-local,
  * unique-local or multicast addresses outside ctx.webhookAllowedNetworks. Resolves names, so
  * it runs before any transaction is opened. The worker checks again at send time.
- * @throws ValidationError naming `alert_channels.webhooks[i].url` (`.slack[i].url`, `.teams[i].url`, `.fallback.webhooks[i].url`)
+ * @throws ValidationError naming `alert_channels.webhooks[i].url` (`.slack[i].url`, `.teams[i].url`, `.fallback.webhooks[i].url`, `.fallback.slack[i].url`, `.fallback.teams[i].url`)
  */
 async function requireSafeWebhooks(
   ctx: ServiceContext,

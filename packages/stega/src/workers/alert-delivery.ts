@@ -459,12 +459,19 @@ export class AlertDelivery {
         });
       }
     }
+    /**
+     * The remote deliveries of the policy's channels (`fallback` null) or of its fallback
+     * (scheduled for its deadline): email, webhooks, Slack, Teams, PagerDuty triggers.
+     */
     const external = (
       set: {
         email: string[];
         email_assignee: boolean;
         email_team_lead?: boolean;
         webhooks: { url: string; secret?: string | undefined }[];
+        slack?: { url: string }[];
+        teams?: { url: string }[];
+        pagerduty?: { routing_key: string; breach_severity: PagerDutySeverity }[];
       },
       fallback: { wait_seconds: number } | null,
     ) => {
@@ -495,43 +502,33 @@ export class AlertDelivery {
           secret: hook.secret ?? null,
         });
       }
+      for (const [channel, hooks] of [
+        ['slack', set.slack],
+        ['teams', set.teams],
+      ] as const) {
+        for (const hook of hooks ?? []) {
+          planned.push({
+            ...common,
+            channel,
+            recipient: hook.url,
+            endpoint: hook.url,
+            secret: null,
+          });
+        }
+      }
+      for (const service of set.pagerduty ?? []) {
+        const severity = alert.type === 'warning' ? 'warning' : service.breach_severity;
+        planned.push({
+          ...common,
+          channel: 'pagerduty',
+          recipient: pagerDutyRecipient('trigger', service.routing_key),
+          endpoint: this.pagerDutyUrl,
+          secret: service.routing_key,
+          payload: { ...alert.payload, pagerduty: { severity } },
+        });
+      }
     };
     external(channels, null);
-    const primary = {
-      ...base,
-      fallback: false,
-      status: 'sending' as const,
-      wait_seconds: 0,
-    };
-    for (const hook of channels.slack ?? []) {
-      planned.push({
-        ...primary,
-        channel: 'slack',
-        recipient: hook.url,
-        endpoint: hook.url,
-        secret: null,
-      });
-    }
-    for (const hook of channels.teams ?? []) {
-      planned.push({
-        ...primary,
-        channel: 'teams',
-        recipient: hook.url,
-        endpoint: hook.url,
-        secret: null,
-      });
-    }
-    for (const service of channels.pagerduty ?? []) {
-      const severity = alert.type === 'warning' ? 'warning' : service.breach_severity;
-      planned.push({
-        ...primary,
-        channel: 'pagerduty',
-        recipient: pagerDutyRecipient('trigger', service.routing_key),
-        endpoint: this.pagerDutyUrl,
-        secret: service.routing_key,
-        payload: { ...alert.payload, pagerduty: { severity } },
-      });
-    }
     if (channels.fallback) {
       external(channels.fallback, { wait_seconds: channels.fallback.after_minutes * 60 * scale });
     }
@@ -769,6 +766,7 @@ export class AlertDelivery {
         source: sourceOf(this.deps.publicUrl),
         publicUrl: this.deps.publicUrl,
         ...(details ? { details } : {}),
+        fallback: row.fallback,
       }),
       ...common,
     });

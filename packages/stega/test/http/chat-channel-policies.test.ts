@@ -128,6 +128,146 @@ describe('Slack, Teams and PagerDuty channels of SLA policies', async () => {
     ]);
   });
 
+  it('a fallback takes Slack, Teams and PagerDuty, masked for agents like the primaries', async () => {
+    const created = await strict.admin({
+      method: 'POST',
+      url: '/api/sla-policies',
+      payload: policy('Fallback Mask Co', {
+        slack: [{ url: `${SLACK}primary` }],
+        fallback: {
+          after_minutes: 10,
+          slack: [{ url: SLACK, label: '#support' }],
+          teams: [{ url: TEAMS }],
+          pagerduty: [{ routing_key: KEY, label: 'On-call', breach_severity: 'error' }],
+        },
+      }),
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body.alert_channels.fallback).toEqual({
+      after_minutes: 10,
+      email: [],
+      email_assignee: false,
+      email_team_lead: false,
+      webhooks: [],
+      slack: [{ url: SLACK, label: '#support' }],
+      teams: [{ url: TEAMS }],
+      pagerduty: [{ routing_key: KEY, label: 'On-call', breach_severity: 'error' }],
+    });
+    const asAgent = await strict.as(agentToken, {
+      method: 'GET',
+      url: `/api/sla-policies/${created.body.id}`,
+    });
+    expect(asAgent.body.alert_channels.fallback).toMatchObject({
+      slack: [{ url: 'https://hooks.slack.example.test/…ab12', label: '#support' }],
+      teams: [{ url: 'https://prod-01.workflows.example.test/…cd34' }],
+      pagerduty: [{ routing_key: '…5ef9', label: 'On-call', breach_severity: 'error' }],
+    });
+    const text = JSON.stringify(asAgent.body);
+    expect(text).not.toContain('XXXXsecretXXXX');
+    expect(text).not.toContain(KEY);
+  });
+
+  it('refuses a bad fallback Slack URL, a private fallback Teams target and a bad fallback routing key, naming the field', async () => {
+    const malformed = await strict.admin({
+      method: 'POST',
+      url: '/api/sla-policies',
+      payload: policy('Fallback Bad Co', {
+        fallback: { after_minutes: 10, slack: [{ url: 'hooks.slack.com/services/T/B/x' }] },
+      }),
+    });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.issues).toEqual([
+      { path: 'alert_channels.fallback.slack[0].url', message: 'must be an http(s) URL' },
+    ]);
+    const privateTarget = await strict.admin({
+      method: 'POST',
+      url: '/api/sla-policies',
+      payload: policy('Fallback Private Co', {
+        fallback: {
+          after_minutes: 10,
+          slack: [{ url: SLACK }],
+          teams: [{ url: 'http://10.0.0.7/workflows/x' }],
+        },
+      }),
+    });
+    expect(privateTarget.status).toBe(400);
+    expect(privateTarget.body.issues).toEqual([
+      {
+        path: 'alert_channels.fallback.teams[0].url',
+        message: expect.stringMatching(
+          /10\.0\.0\.7 is a private address.*WEBHOOK_ALLOWED_NETWORKS/,
+        ),
+      },
+    ]);
+    const badKey = await strict.admin({
+      method: 'POST',
+      url: '/api/sla-policies',
+      payload: policy('Fallback Key Co', {
+        fallback: { after_minutes: 10, pagerduty: [{ routing_key: 'not-a-key' }] },
+      }),
+    });
+    expect(badKey.status).toBe(400);
+    expect(badKey.body.issues).toEqual([
+      {
+        path: 'alert_channels.fallback.pagerduty[0].routing_key',
+        message: expect.stringContaining('32-character integration key'),
+      },
+    ]);
+  });
+
+  it('a PATCH of a fallback that leaves its Slack, Teams or PagerDuty out keeps them; [] removes them; null removes the fallback', async () => {
+    const created = await strict.admin({
+      method: 'POST',
+      url: '/api/sla-policies',
+      payload: policy('Fallback Keep Co', {
+        fallback: { after_minutes: 10, slack: [{ url: SLACK }], pagerduty: [{ routing_key: KEY }] },
+      }),
+    });
+    const id = created.body.id;
+    // what a client that knows only email and webhooks fallbacks sends
+    const kept = await strict.admin({
+      method: 'PATCH',
+      url: `/api/sla-policies/${id}`,
+      payload: {
+        alert_channels: {
+          in_app: true,
+          fallback: { after_minutes: 20, email: ['lead@keep.test'] },
+        },
+      },
+    });
+    expect(kept.status, JSON.stringify(kept.body)).toBe(200);
+    expect(kept.body.alert_channels.fallback).toMatchObject({
+      after_minutes: 20,
+      email: ['lead@keep.test'],
+      slack: [{ url: SLACK }],
+      teams: [],
+      pagerduty: [{ routing_key: KEY }],
+    });
+    const removed = await strict.admin({
+      method: 'PATCH',
+      url: `/api/sla-policies/${id}`,
+      payload: { alert_channels: { in_app: true, fallback: { after_minutes: 20, slack: [] } } },
+    });
+    expect(removed.body.alert_channels.fallback).toMatchObject({
+      email: [],
+      slack: [],
+      pagerduty: [{ routing_key: KEY }],
+    });
+    // a channels PATCH without a fallback keeps it whole
+    const untouched = await strict.admin({
+      method: 'PATCH',
+      url: `/api/sla-policies/${id}`,
+      payload: { alert_channels: { in_app: false } },
+    });
+    expect(untouched.body.alert_channels.fallback.pagerduty).toHaveLength(1);
+    const gone = await strict.admin({
+      method: 'PATCH',
+      url: `/api/sla-policies/${id}`,
+      payload: { alert_channels: { in_app: true, fallback: null } },
+    });
+    expect(gone.body.alert_channels.fallback).toBeUndefined();
+  });
+
   it('shows Slack and Teams deliveries masked to agents; PagerDuty rows never hold the key in view; resolving the ticket records the resolve', async () => {
     const created = await strict.admin({
       method: 'POST',

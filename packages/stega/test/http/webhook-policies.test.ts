@@ -180,6 +180,9 @@ describe('webhook targets of SLA policies', async () => {
       email_assignee: false,
       email_team_lead: true,
       webhooks: [{ url: 'http://127.0.0.1:9/fallback', has_secret: true }],
+      slack: [],
+      teams: [],
+      pagerduty: [],
     };
     expect(created.body.alert_channels).toMatchObject({ retry, fallback });
 
@@ -232,6 +235,9 @@ describe('webhook targets of SLA policies', async () => {
       email_assignee: true,
       email_team_lead: false,
       webhooks: [],
+      slack: [],
+      teams: [],
+      pagerduty: [],
     });
     const removed = await open.admin({
       method: 'PATCH',

@@ -37,6 +37,8 @@ export interface PolicyDraft extends ChatChannelsDraft {
   fallback_email_assignee: boolean;
   fallback_email_team_lead: boolean;
   fallback_webhooks: WebhookDraft[];
+  /** The fallback's Slack, Teams and PagerDuty (the same editor as the policy's own). */
+  fallback_chat: ChatChannelsDraft;
 }
 
 /** Sets one field of the draft. */
@@ -69,6 +71,7 @@ export const NEW_POLICY: PolicyDraft = {
   fallback_email_assignee: false,
   fallback_email_team_lead: false,
   fallback_webhooks: [],
+  fallback_chat: { slack: [], teams: [], pagerduty: [] },
 };
 
 export function draftOf(p: Policy): PolicyDraft {
@@ -105,6 +108,7 @@ export function draftOf(p: Policy): PolicyDraft {
     fallback_email_assignee: p.alert_channels.fallback?.email_assignee ?? false,
     fallback_email_team_lead: p.alert_channels.fallback?.email_team_lead ?? false,
     fallback_webhooks: webhookDrafts(p.alert_channels.fallback?.webhooks ?? []),
+    fallback_chat: chatDraftsOf(p.alert_channels.fallback ?? {}),
   };
 }
 
@@ -156,6 +160,8 @@ function fallbackOf(d: PolicyDraft) {
     email_assignee: d.fallback_email_assignee,
     email_team_lead: d.fallback_email_team_lead,
     webhooks: webhooksOf(d.fallback_webhooks),
+    // always sent whole: the form shows all three lists
+    ...chatChannelsOf(d.fallback_chat),
   };
 }
 
@@ -233,4 +239,4 @@ function thresholdsOf(text: string): (number | string)[] | null {
 }
 
 export const FIELD_PATHS =
-  /^(name|priority|requester_org|team_id|first_response_minutes|resolution_minutes|next_reply_minutes|calendar_id|escalation_policy_id|warning_thresholds(\[\d+\])?|apply_to|alert_channels(\.in_app|\.email_assignee|\.email.*|\.webhooks\[\d+\]\.(url|secret)|\.(slack|teams)\[\d+\]\.(url|label)|\.pagerduty\[\d+\]\.(routing_key|label|breach_severity)|\.retry(\.delays_seconds.*|\.give_up_after_hours)?|\.fallback(\.after_minutes|\.email_assignee|\.email_team_lead|\.email.*|\.webhooks\[\d+\]\.(url|secret))?)?)$/;
+  /^(name|priority|requester_org|team_id|first_response_minutes|resolution_minutes|next_reply_minutes|calendar_id|escalation_policy_id|warning_thresholds(\[\d+\])?|apply_to|alert_channels(\.in_app|\.email_assignee|\.email.*|\.webhooks\[\d+\]\.(url|secret)|\.(slack|teams)\[\d+\]\.(url|label)|\.pagerduty\[\d+\]\.(routing_key|label|breach_severity)|\.retry(\.delays_seconds.*|\.give_up_after_hours)?|\.fallback(\.after_minutes|\.email_assignee|\.email_team_lead|\.email.*|\.webhooks\[\d+\]\.(url|secret)|\.(slack|teams)\[\d+\]\.(url|label)|\.pagerduty\[\d+\]\.(routing_key|label|breach_severity))?)?)$/;

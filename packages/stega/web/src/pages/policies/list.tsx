@@ -83,7 +83,12 @@ function channelSummary(p: Policy): string {
     parts.push(`${p.alert_channels.webhooks.length} webhook`);
   // chat channels by the names people gave them (their URLs are secrets)
   parts.push(...chatChannelNames(p.alert_channels));
-  if (p.alert_channels.fallback)
-    parts.push(`fallback after ${formatMinutes(p.alert_channels.fallback.after_minutes)}`);
+  const fallback = p.alert_channels.fallback;
+  if (fallback) {
+    const to = chatChannelNames(fallback);
+    parts.push(
+      `fallback after ${formatMinutes(fallback.after_minutes)}${to.length > 0 ? ` to ${to.join(', ')}` : ''}`,
+    );
+  }
   return parts.join(', ') || 'none';
 }

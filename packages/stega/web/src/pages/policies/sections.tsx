@@ -106,7 +106,7 @@ export function RetrySection({ draft, set, issues }: SectionProps) {
   );
 }
 
-/** Who is alerted when the channels above have not all delivered in time. */
+/** Who is alerted when the remote channels above have not all delivered in time. */
 export function FallbackSection({ draft, set, issues }: SectionProps) {
   return (
     <fieldset className="group">
@@ -116,7 +116,8 @@ export function FallbackSection({ draft, set, issues }: SectionProps) {
         checked={draft.fallback}
         onChange={(v) => set('fallback', v)}
       >
-        When the emails and webhooks above have not all delivered in time, alert these too
+        When the emails, webhooks, Slack, Teams or PagerDuty above have not all delivered in time,
+        alert these too
       </CheckField>
       {draft.fallback ? (
         <>
@@ -124,7 +125,7 @@ export function FallbackSection({ draft, set, issues }: SectionProps) {
             path="alert_channels.fallback.after_minutes"
             label="Fall back after (minutes)"
             issues={issues}
-            hint="Counted from the alert. Cancelled when every email and webhook above delivered first."
+            hint="Counted from the alert. Cancelled when every channel above (in-app aside) delivered first."
             value={draft.fallback_after_minutes}
             onChange={(v) => set('fallback_after_minutes', v)}
             input={{ inputMode: 'decimal' }}
@@ -150,6 +151,13 @@ export function FallbackSection({ draft, set, issues }: SectionProps) {
             issues={issues}
             onEmail={(v) => set('fallback_email', v)}
             onWebhooks={(hooks) => set('fallback_webhooks', hooks)}
+          />
+          <ChatChannelFields
+            path="alert_channels.fallback"
+            owner="fallback"
+            value={draft.fallback_chat}
+            issues={issues}
+            onChange={(key, rows) => set('fallback_chat', { ...draft.fallback_chat, [key]: rows })}
           />
         </>
       ) : null}
