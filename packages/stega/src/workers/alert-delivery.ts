@@ -217,9 +217,9 @@ interface RecordRequest {
 
 /**
  * Alert delivery of one sla-breach-worker. `deliver` handles one queue event: it records
- * every delivery of the alert (in-app delivered with its alert; email and webhook claimed;
- * fallbacks scheduled) in one committed statement, then makes the claimed calls in
- * parallel, and records each outcome. No transaction or row lock is held during a call.
+ * every delivery of the alert (in-app delivered with its alert; email, webhook, Slack, Teams
+ * and PagerDuty claimed; fallbacks, of any of these kinds, scheduled) in one committed
+ * statement, then makes the claimed calls in parallel, and records each outcome. No transaction or row lock is held during a call.
  * Failures are not thrown: a failed delivery is left `retrying` with its next attempt
  * time, for any worker's retry loop (`attempt`) to claim; only a database failure throws,
  * so that the event is redelivered. Writes of concurrent deliveries share statements.

@@ -268,6 +268,23 @@ describe('Slack, Teams and PagerDuty channels of SLA policies', async () => {
     expect(gone.body.alert_channels.fallback).toBeUndefined();
   });
 
+  it('documents the fallback’s Slack, Teams and PagerDuty in the OpenAPI document', async () => {
+    const doc = (await strict.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
+    const text = JSON.stringify(doc);
+    // the request schemas (create and PATCH) and the response carry the three lists
+    expect(text).toContain('keep the fallback’s Slack webhooks; [] removes them');
+    const post = doc.paths['/api/sla-policies'].post;
+    const body = post.requestBody.content['application/json'].schema;
+    const fallback = body.properties.alert_channels.properties.fallback;
+    expect(Object.keys(fallback.properties)).toEqual(
+      expect.arrayContaining(['slack', 'teams', 'pagerduty']),
+    );
+    const out = post.responses['201'].content['application/json'].schema;
+    expect(Object.keys(out.properties.alert_channels.properties.fallback.properties)).toEqual(
+      expect.arrayContaining(['slack', 'teams', 'pagerduty']),
+    );
+  });
+
   it('shows Slack and Teams deliveries masked to agents; PagerDuty rows never hold the key in view; resolving the ticket records the resolve', async () => {
     const created = await strict.admin({
       method: 'POST',
