@@ -288,6 +288,9 @@ describe('the agent screen in a browser', async () => {
       email_assignee: false,
       email_team_lead: true,
       webhooks: [],
+      slack: [],
+      teams: [],
+      pagerduty: [],
     };
     const created = await stega.api<{ id: number }>('POST', '/api/sla-policies', {
       name: 'Fallback policy',
@@ -357,6 +360,9 @@ describe('the agent screen in a browser', async () => {
           email_assignee: true,
           email_team_lead: true,
           webhooks: [],
+          slack: [],
+          teams: [],
+          pagerduty: [],
         },
       });
 

@@ -258,4 +258,74 @@ describe('chat and on-call channels in the browser', async () => {
     expect(stored.body.levels.map((l) => l.delay_minutes)).toEqual([0, 45]);
     expect(stored.body.levels.map((l) => l.targets.channels)).toMatchObject(channels);
   });
+
+  it('sets a fallback Slack channel on the policy form and shows it after a reload', async () => {
+    const calendars = await stega.api<{ items: { id: number }[] }>('GET', '/api/calendars');
+    const primarySlack = slack.urlOf('/services/T1/B1/primary-secret');
+    const fallbackSlack = slack.urlOf('/services/T1/B1/fallback-secret');
+    const created = await stega.api<{ id: number }>('POST', '/api/sla-policies', {
+      name: 'Fallback chat policy',
+      priority: 'high',
+      requester_org: 'Fallback UI Co',
+      first_response_minutes: 5,
+      resolution_minutes: 240,
+      calendar_id: calendars.body.items[0]?.id,
+      alert_channels: { in_app: false, slack: [{ url: primarySlack, label: '#support' }] },
+    });
+    expect(created.status).toBe(201);
+    const url = `/api/sla-policies/${created.body.id}`;
+    await page.goto(`${stega.url}${url.replace('/api/sla-policies', '/policies')}`);
+    await expect
+      .poll(() => page.getByLabel('Name', { exact: true }).inputValue())
+      .toBe('Fallback chat policy');
+    await page.getByLabel(/alert these too/).check();
+    await page.getByLabel('Fall back after (minutes)').fill('10');
+    await page.getByRole('button', { name: 'Add a Slack channel to fallback' }).click();
+    await page.getByLabel('Fallback Slack channel 1 name', { exact: true }).fill('#support-leads');
+    const urlField = page.getByLabel('Fallback Slack channel 1 webhook URL', { exact: true });
+    expect(await urlField.getAttribute('type')).toBe('password');
+    // a URL that is no URL is refused next to its field
+    await urlField.fill('hooks.slack.com/services/nope');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await expect
+      .poll(async () =>
+        ((await urlField.getAttribute('aria-describedby')) ?? '').includes('-error'),
+      )
+      .toBe(true);
+    const errorId = ((await urlField.getAttribute('aria-describedby')) ?? '')
+      .split(' ')
+      .find((id) => id.endsWith('-error'));
+    expect(await page.locator(`#${errorId}`).textContent()).toContain('must be an http(s) URL');
+    await urlField.fill(fallbackSlack);
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.getByText('Saved.').waitFor();
+
+    const stored = await stega.api<{ alert_channels: Record<string, unknown> }>('GET', url);
+    expect(stored.body.alert_channels).toMatchObject({
+      slack: [{ url: primarySlack, label: '#support' }],
+      fallback: {
+        after_minutes: 10,
+        slack: [{ url: fallbackSlack, label: '#support-leads' }],
+        teams: [],
+        pagerduty: [],
+      },
+    });
+
+    await page.reload();
+    const name = page.getByLabel('Fallback Slack channel 1 name', { exact: true });
+    await expect.poll(() => name.inputValue()).toBe('#support-leads');
+    expect(
+      await page.getByLabel('Fallback Slack channel 1 webhook URL', { exact: true }).inputValue(),
+    ).toBe(fallbackSlack);
+    expect(await page.getByLabel('Fall back after (minutes)').inputValue()).toBe('10');
+    // the policy's own Slack channel is where it was
+    expect(await page.getByLabel('Slack channel 1 name', { exact: true }).inputValue()).toBe(
+      '#support',
+    );
+    // the list names the fallback's channel by its name
+    await page.goto(`${stega.url}/policies`);
+    const row = page.getByRole('row', { name: /Fallback chat policy/ });
+    await expect.poll(() => row.textContent()).toContain('to Slack #support-leads');
+    expect(await row.textContent()).not.toContain('fallback-secret');
+  });
 });
