@@ -41,7 +41,13 @@ export interface AlertFacts {
   ticketUrl: string;
   /** The acknowledge link, when acknowledgement is available for this alert. */
   acknowledgeUrl: string | undefined;
+  /** For a delivery of the policy's fallback: a line saying so (FALLBACK_NOTE); else absent. */
+  fallbackNote?: string | undefined;
 }
+
+/** What a fallback's message adds: why it came, and that the usual channels may not have it. */
+export const FALLBACK_NOTE =
+  'Sent as the fallback: the policy’s own channels had not all delivered this alert in time.';
 
 /** `1 h 5 min`, `3 d 2 h`, `40 s` for a duration in ms (never negative). */
 export function durationWords(ms: number): string {
@@ -64,7 +70,13 @@ export function utcText(iso: string): string {
 
 export function alertFacts(
   alert: ChannelAlert,
-  options: { publicUrl: string; now: Date; acknowledgeUrl?: string | undefined },
+  options: {
+    publicUrl: string;
+    now: Date;
+    acknowledgeUrl?: string | undefined;
+    /** A delivery of the policy's fallback (its message says so). */
+    fallback?: boolean;
+  },
 ): AlertFacts {
   const p = alert.payload;
   const target = clockWords(p.kind);
@@ -105,5 +117,6 @@ export function alertFacts(
     overdue,
     ticketUrl: `${options.publicUrl.replace(/\/+$/, '')}/tickets/${p.ticket_id}`,
     acknowledgeUrl: options.acknowledgeUrl,
+    ...(options.fallback ? { fallbackNote: FALLBACK_NOTE } : {}),
   };
 }

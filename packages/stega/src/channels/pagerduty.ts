@@ -94,6 +94,7 @@ export function pagerDutyEvent(input: PagerDutyEventInput): Record<string, unkno
         assignee: facts.assignee,
         requester: facts.requester,
         alert: `${facts.alertType}-${facts.alertId}`,
+        ...(facts.fallbackNote ? { fallback: facts.fallbackNote } : {}),
         ...input.details,
       },
     },

@@ -79,6 +79,9 @@ export function slackMessage(facts: AlertFacts): SlackMessage {
         },
         fields,
       },
+      ...(facts.fallbackNote
+        ? [{ type: 'context', elements: [{ type: 'mrkdwn', text: facts.fallbackNote }] }]
+        : []),
       { type: 'actions', elements: buttons },
     ],
   };

@@ -71,6 +71,9 @@ export function teamsMessage(facts: AlertFacts): Record<string, unknown> {
               wrap: true,
               isSubtle: true,
             },
+            ...(facts.fallbackNote
+              ? [{ type: 'TextBlock', text: facts.fallbackNote, wrap: true, isSubtle: true }]
+              : []),
           ],
           actions,
         },

@@ -726,6 +726,7 @@ export class AlertDelivery {
       publicUrl: this.deps.publicUrl,
       now: new Date(),
       acknowledgeUrl: await this.chatAcknowledgeUrl(row, alert, alertId),
+      fallback: row.fallback,
     });
     const common = {
       timeoutMs: this.deps.webhookTimeoutMs,

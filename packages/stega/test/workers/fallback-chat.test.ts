@@ -9,6 +9,7 @@ import {
 } from '../../../../test-support/service-receivers.js';
 import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import { RECEIVER_NETWORKS } from '../../../../test-support/webhook-receiver.js';
+import { FALLBACK_NOTE } from '../../src/channels/alert-facts.js';
 import { createEmailSender } from '../../src/channels/email.js';
 import { pagerDutyAcknowledgeRecord } from '../../src/db/pagerduty-events.js';
 import { createPool } from '../../src/db/pool.js';
@@ -199,9 +200,16 @@ describe('fallbacks to Slack, Teams and PagerDuty', async () => {
     );
     const slackCalls = slack.calls.filter((c) => c.path === '/services/T1/B1/fallback-1');
     expect(slackCalls).toHaveLength(1);
-    const message = slackCalls[0]?.json as { text: string };
+    const message = slackCalls[0]?.json as { text: string; blocks: unknown[] };
     expect(message.text).toContain(`Ticket #${event.ticket_id}`);
-    expect(teams.calls.filter((c) => c.path === '/workflows/fallback-1')).toHaveLength(1);
+    // the message says why it came
+    expect(message.blocks).toContainEqual({
+      type: 'context',
+      elements: [{ type: 'mrkdwn', text: FALLBACK_NOTE }],
+    });
+    const cards = teams.calls.filter((c) => c.path === '/workflows/fallback-1');
+    expect(cards).toHaveLength(1);
+    expect(cards[0]?.body).toContain(FALLBACK_NOTE);
     const [primary] = await rowsOf(event.breach_id);
     expect(primary).toMatchObject({ channel: 'webhook', fallback: false });
     expect(primary?.status).toMatch(/^(retrying|sending)$/);
@@ -234,7 +242,9 @@ describe('fallbacks to Slack, Teams and PagerDuty', async () => {
     expect(
       pagerDuty.calls.filter((c) => (c.json as PagerDutyCall).routing_key === KEY_NEVER),
     ).toHaveLength(0);
-    expect(slack.calls.filter((c) => c.path === '/services/T1/B1/primary-2')).toHaveLength(1);
+    const primaryCalls = slack.calls.filter((c) => c.path === '/services/T1/B1/primary-2');
+    expect(primaryCalls).toHaveLength(1);
+    expect(primaryCalls[0]?.body).not.toContain(FALLBACK_NOTE);
   });
 
   it('a primary Slack still failing at the deadline fires the fallback PagerDuty: its own dedup_key, acknowledged and resolved apart from the primary page', async () => {
@@ -269,6 +279,12 @@ describe('fallbacks to Slack, Teams and PagerDuty', async () => {
       ['trigger', fallbackKey],
     ]);
     for (const call of pagerDuty.calls) expect(pagerDutyEventErrors(call.json)).toEqual([]);
+    const details = (e: PagerDutyCall) =>
+      (e as unknown as { payload: { custom_details: Record<string, unknown> } }).payload
+        .custom_details;
+    const [primaryTrigger, fallbackTrigger] = events();
+    expect(details(fallbackTrigger as PagerDutyCall).fallback).toBe(FALLBACK_NOTE);
+    expect(details(primaryTrigger as PagerDutyCall).fallback).toBeUndefined();
 
     // an acknowledgement in Stega is mirrored to both pages, each under its own key
     expect(
