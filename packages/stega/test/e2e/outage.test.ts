@@ -1,5 +1,9 @@
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
+import {
+  startPagerDutyReceiver,
+  startSlackReceiver,
+} from '../../../../test-support/service-receivers.js';
 import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import { startWebhookReceiver } from '../../../../test-support/webhook-receiver.js';
 import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
@@ -50,6 +54,8 @@ describe('delivery through outages: retries from the ledger, circuits, permanent
   const hook = await startWebhookReceiver({ delayMs: 2 });
   const holding = await startHoldingReceiver();
   const reportHolding = await startHoldingReceiver();
+  const slack = await startSlackReceiver();
+  const pagerDuty = await startPagerDutyReceiver();
   const stega = await startStega(['start'], {
     DATABASE_URL: db.url,
     SMTP_URL: smtp.url,
@@ -60,10 +66,19 @@ describe('delivery through outages: retries from the ledger, circuits, permanent
     WEBHOOK_TIMEOUT_MS: '20000',
     // the notification-worker's weekly report webhook: its first call hangs
     REPORT_WEBHOOK_URL: reportHolding.url('/hold'),
+    PAGERDUTY_EVENTS_URL: pagerDuty.urlOf('/v2/enqueue'),
   });
   afterAll(async () => {
     await stega.stop();
-    await Promise.all([pool.end(), smtp.stop(), hook.stop(), holding.stop(), reportHolding.stop()]);
+    await Promise.all([
+      pool.end(),
+      smtp.stop(),
+      hook.stop(),
+      holding.stop(),
+      reportHolding.stop(),
+      slack.stop(),
+      pagerDuty.stop(),
+    ]);
   });
 
   const calendar = await stega.api<{ id: number }>('POST', '/api/calendars', {
@@ -316,5 +331,51 @@ describe('delivery through outages: retries from the ledger, circuits, permanent
     const primary = (await deliveriesOf(ticketId as number)).find((d) => d.channel === 'webhook');
     expect(primary).toMatchObject({ state: 'delivered', fell_back_to: [] });
     expect(smtp.messages.filter((m) => m.to.includes('nobody@outage.test'))).toHaveLength(0);
+  });
+
+  it('falls back to Slack once after its deadline when the webhook answers 500 for good', async () => {
+    hook.answer('/broken-for-chat', 500);
+    const fallbackUrl = slack.urlOf('/services/T1/B1/fallback-e2e');
+    const [ticketId] = await ticketsUnder({
+      in_app: false,
+      webhooks: [{ url: hook.urlOf('/broken-for-chat') }],
+      // 1 minute, compressed to 1.2 s
+      fallback: { after_minutes: 1, slack: [{ url: fallbackUrl, label: '#support-leads' }] },
+    });
+    await detect();
+    const fallback = await until(async () => {
+      const found = (await deliveriesOf(ticketId as number)).find((d) => d.fallback);
+      return found?.state === 'delivered' ? found : undefined;
+    }, 'the fallback Slack message');
+    expect(fallback).toMatchObject({ channel: 'slack', recipient: fallbackUrl });
+    // the workers go on retrying the primary: two more failed attempts, and no second message
+    const attemptsOf = async () =>
+      (await deliveriesOf(ticketId as number)).find((d) => !d.fallback)?.attempts ?? 0;
+    const attempts = await attemptsOf();
+    await eventually(async () => (await attemptsOf()) >= attempts + 2, 'two more primary attempts');
+    expect(slack.calls.filter((c) => c.path === '/services/T1/B1/fallback-e2e')).toHaveLength(1);
+    const primary = (await deliveriesOf(ticketId as number)).find((d) => !d.fallback);
+    expect(primary?.fell_back_to).toEqual([`slack:${fallbackUrl}`]);
+  });
+
+  it('cancels the fallback PagerDuty page when the primary Slack delivers in time: PagerDuty is never called', async () => {
+    const key = 'Out0123456789abcdefABCDEF0123xyz';
+    const [ticketId] = await ticketsUnder({
+      in_app: false,
+      slack: [{ url: slack.urlOf('/services/T1/B1/primary-e2e') }],
+      fallback: { after_minutes: 1, pagerduty: [{ routing_key: key }] },
+    });
+    await detect();
+    const fallback = await until(async () => {
+      const found = (await deliveriesOf(ticketId as number)).find((d) => d.fallback);
+      return found?.state === 'cancelled' ? found : undefined;
+    }, 'the fallback page cancelled at its deadline');
+    expect(fallback).toMatchObject({ channel: 'pagerduty', attempts: 0 });
+    const primary = (await deliveriesOf(ticketId as number)).find((d) => !d.fallback);
+    expect(primary).toMatchObject({ channel: 'slack', state: 'delivered', fell_back_to: [] });
+    expect(
+      pagerDuty.calls.filter((c) => (c.json as { routing_key?: string }).routing_key === key),
+    ).toHaveLength(0);
+    expect(slack.calls.filter((c) => c.path === '/services/T1/B1/primary-e2e')).toHaveLength(1);
   });
 });
