@@ -6,7 +6,10 @@
  * and its next producer wakes the ticker) and without it (`wakeOnFirstEvent: false`, ticks
  * by the thresholds only, as before issue 15), so the tick rates compare side by side.
  * The consumer is the client's `Consumer`, woken by the tick's NOTIFY (its fallback poll
- * is 30 s, so polling plays no part).
+ * is 30 s, so polling plays no part). With the wake-up, each cell waits for the ticker to
+ * arm its new queue before sending (a queue is armed only while idle, so one that
+ * receives 1,000 events/s from its creation on would never be), as a queue idle until its
+ * traffic starts is; each run reports whether the queue was still armed at its end.
  * Targets at 100 events/s with the wake-up: p50 <= 10 ms, p99 <= 30 ms; at 10,000
  * events/s no more ticks per second than without it.
  *
@@ -57,6 +60,8 @@ interface RunResult {
   max: number;
   mean: number;
   ticksPerSec: number;
+  /** Wake-up mode: whether the queue was still armed (queue_ticker_wake) after the last send. */
+  armedAtEnd: boolean | null;
   /** Where the time of the slowest 1 % went (ms, their means), and the event loop's lag. */
   tail: Breakdown;
 }
@@ -83,7 +88,17 @@ function percentile(sorted: number[], p: number): number {
 
 const round = (value: number) => Math.round(value * 10) / 10;
 
-async function measure(client: Client, url: string, cell: Cell): Promise<RunResult> {
+/** Whether the queue is armed for the wake-up; null on an install without it (upstream PgQue). */
+async function armed(client: Client, queue: string): Promise<boolean | null> {
+  const { rows } = await client.pool.query(
+    `select (to_jsonb(q) ->> 'queue_ticker_wake')::boolean as armed
+       from pgque.queue q where queue_name = $1`,
+    [queue],
+  );
+  return (rows[0]?.armed as boolean | null | undefined) ?? null;
+}
+
+async function measure(client: Client, url: string, cell: Cell, mode: Mode): Promise<RunResult> {
   const queue = benchQueueName('latency');
   await createQueue(client.pool, queue, { tickerMaxLag: MAX_LAG_MS });
   const latencies: number[] = [];
@@ -109,6 +124,13 @@ async function measure(client: Client, url: string, cell: Cell): Promise<RunResu
   await ticks.query(`listen "pgque_${queue}"`);
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
+  if (mode === 'wake-up' && (await armed(client, queue)) === false) {
+    const deadline = Date.now() + 10_000;
+    while ((await armed(client, queue)) === false) {
+      if (Date.now() > deadline) throw new Error('the ticker did not arm the idle queue');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
   const ticksBefore = (await queueInfo(client.pool, queue))?.lastTickId ?? 0n;
 
   const total = cell.rate * cell.seconds;
@@ -148,6 +170,7 @@ async function measure(client: Client, url: string, cell: Cell): Promise<RunResu
   }
   await Promise.all(inFlight);
   const elapsed = performance.now() - begin;
+  const armedAtEnd = mode === 'wake-up' ? await armed(client, queue) : null;
   const deadline = Date.now() + 30_000;
   while (handled < total && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -169,6 +192,7 @@ async function measure(client: Client, url: string, cell: Cell): Promise<RunResu
     max: round(sorted[sorted.length - 1] ?? Number.NaN),
     mean: round(sorted.reduce((sum, value) => sum + value, 0) / sorted.length),
     ticksPerSec: round((Number(tickCount) * 1_000) / elapsed),
+    armedAtEnd,
     tail: breakdown(sentAt, committedAt, tickSeenAt, handledAt, loop.percentile(99) / 1e6),
   };
 }
@@ -257,10 +281,10 @@ async function main() {
         const ticker = await startTicker(client, mode);
         try {
           for (const result of results.filter((r) => r.mode === mode)) {
-            const measured = await measure(client, url, result.cell);
+            const measured = await measure(client, url, result.cell, mode);
             result.runs.push(measured);
             console.log(
-              `  run ${run + 1}: ${mode}, ${result.cell.rate} ev/s  p50 ${measured.p50} ms  p95 ${measured.p95} ms  p99 ${measured.p99} ms  ticks/s ${measured.ticksPerSec}  slowest 1 %: send ${measured.tail.send} / to tick ${measured.tail.toTick} / to handler ${measured.tail.toHandler} ms, loop lag p99 ${measured.tail.loopP99} ms  (load ${loadAverage()})`,
+              `  run ${run + 1}: ${mode}, ${result.cell.rate} ev/s  p50 ${measured.p50} ms  p95 ${measured.p95} ms  p99 ${measured.p99} ms  ticks/s ${measured.ticksPerSec}${measured.armedAtEnd === null ? '' : `  armed at end: ${measured.armedAtEnd ? 'yes' : 'no'}`}  slowest 1 %: send ${measured.tail.send} / to tick ${measured.tail.toTick} / to handler ${measured.tail.toHandler} ms, loop lag p99 ${measured.tail.loopP99} ms  (load ${loadAverage()})`,
             );
           }
         } finally {
@@ -278,6 +302,9 @@ async function main() {
       'p99 ms': median(runs.map((r) => r.p99)),
       'max ms': Math.max(...runs.map((r) => r.max)),
       'ticks/s': median(runs.map((r) => r.ticksPerSec)),
+      'armed at end': runs
+        .map((r) => (r.armedAtEnd === null ? '-' : r.armedAtEnd ? 'yes' : 'no'))
+        .join(', '),
       'slowest 1 %: send / to tick / to handler ms': runs
         .map((r) => `${r.tail.send} / ${r.tail.toTick} / ${r.tail.toHandler}`)
         .join(', '),

@@ -21,8 +21,9 @@ export interface TickerOptions {
   quietPeriod?: number;
   /**
    * Events per second above which an armed queue counts as busy and goes back to ticking by
-   * its thresholds: more than `wakeMaxRate` × 25 ms events since its last tick at this rate
-   * or faster, or this rate over at least 50 ms (see `pgque.ticker_prompt`). Default 2 000.
+   * its thresholds: a token bucket of this rate and 50 ms of it deep (since one of its last
+   * ticks, more than `wakeMaxRate` × (that tick's age + 50 ms) events; see
+   * `pgque.ticker_prompt`). Default 2 000.
    */
   wakeMaxRate?: number;
   /** How often due retries are moved back into their queues (`maint_retry_events`). Default 1 000 ms. */

@@ -7,9 +7,11 @@
 -- NOTIFY pgque_<queue> carries the tick id, a lossy hint for waiting consumers.
 -- A tick with new events disarms the queue's producer wake-up (see ticker_prompt) when
 -- ticker_max_count of them came in (the queue is busy), or when no consumer explains why
--- no prompt tick took them (nobody runs ticker_prompt: pg_cron alone). A lag tick while a
--- live consumer has not taken the previous tick (ticker_prompt waits for it) leaves the
--- queue armed, so its next events still tick at their commit.
+-- no prompt tick took them and the tick before was not a prompt tick either, both ticks
+-- at least ticker_max_lag apart (nobody runs ticker_prompt: pg_cron alone). A lag tick
+-- while a live consumer has not taken the previous tick (ticker_prompt waits for it), or
+-- right after ticks closer than ticker_max_lag (the leader ticker paused once), leaves
+-- the queue armed, so its next events still tick at their commit.
 -- returns: the new tick id, or NULL when it is not time yet. tables: queue, tick.
 create or replace function pgque.ticker(i_queue_name text)
 returns bigint
@@ -70,13 +72,17 @@ begin
   values (q.queue_id, new_tick, seq_now);
   -- busy (ticker_max_count events) or nobody prompt-ticking it: its producers stop waking
   -- the leader ticker (ticker_prompt arms it again once it is quiet). Waiting for a live
-  -- consumer (the same test as ticker_prompt's), it stays armed.
+  -- consumer (the same test as ticker_prompt's), or just after ticks closer than max_lag
+  -- (prompt ticks: the leader ticker paused once), it stays armed.
   if q.queue_ticker_wake and fresh > 0
      and (fresh >= q.queue_ticker_max_count
-          or not exists (select 1 from pgque.subscription s
-                          where s.sub_queue = q.queue_id
-                            and coalesce(s.sub_next_tick, s.sub_last_tick) < last_tick.tick_id
-                            and s.sub_active > pg_catalog.now() - interval '1 second')) then
+          or (not exists (select 1 from pgque.subscription s
+                           where s.sub_queue = q.queue_id
+                             and coalesce(s.sub_next_tick, s.sub_last_tick) < last_tick.tick_id
+                             and s.sub_active > pg_catalog.now() - interval '1 second')
+              and coalesce((select last_tick.tick_time - t.tick_time from pgque.tick t
+                             where t.tick_queue = q.queue_id and t.tick_id < last_tick.tick_id
+                             order by t.tick_id desc limit 1) >= q.queue_ticker_max_lag, true))) then
     update pgque.queue set queue_ticker_wake = false where queue_id = q.queue_id;
   end if;
   perform pg_catalog.pg_notify('pgque_' || q.queue_name, new_tick::text);

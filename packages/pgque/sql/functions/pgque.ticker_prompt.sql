@@ -13,19 +13,18 @@
 --   count producers still open, and tick before them).
 -- * A woken armed queue that is busy is disarmed instead of ticked, and ticks by the
 --   thresholds from then on, as every busy queue does, whose producers send no
---   notification at all. Busy means, with fresh the events since the last tick and age
---   that tick's age, either
---   (a) fresh / age > i_max_rate, and fresh > i_max_rate * 25 ms (more than 50 events at
---       2,000/s): a burst, caught at the first prompt after it; or
---   (b) the rate since the newest tick at least 50 ms old exceeds i_max_rate: events
---       since that tick / its age (when age is at least 50 ms, that tick is the last one
---       and this is fresh / age).
---   So a handful of events a few ms after a tick (a producer catching up after a pause)
---   never disarms a queue whose rate over 50 ms is below i_max_rate, while a burst of
---   more than i_max_rate * 25 ms events is disarmed at its first prompt, and a steady
---   rate above i_max_rate once its prompt ticks span 50 ms. A disarmed queue is armed
---   again only once idle (as above: nothing new, its tick at least i_quiet old), never
---   with events pending.
+--   notification at all. Busy means more events than a token bucket of rate i_max_rate
+--   and depth i_max_rate * 50 ms lets through (100 events at 2,000/s): for some tick
+--   among the queue's last 100, the events since it exceed
+--   i_max_rate * (its age + 50 ms).
+--   So a producer that falls behind and catches up (a pause, then its backlog at once)
+--   never makes a queue whose rate is below i_max_rate busy unless its backlog exceeds
+--   i_max_rate * 50 ms events, while a burst of more events than that is disarmed at its
+--   first prompt, and a steady rate r > i_max_rate once the prompt ticks span
+--   i_max_rate * 50 ms / (r - i_max_rate) (12.5 ms at 10,000/s; a rate so close to
+--   i_max_rate that 100 ticks do not span that stays armed). A disarmed queue is
+--   armed again only once idle (as above: nothing new, its tick at least i_quiet old),
+--   never with events pending.
 -- Paused and externally ticked queues are never armed. ticker() disarms a queue when it
 -- ticks it with ticker_max_count new events, or with new events no waiting consumer
 -- explains (see ticker). Calling it from anywhere else does no harm.
@@ -49,8 +48,8 @@ declare
   age interval;
   action text;
   busy boolean;
-  since_time timestamptz;
-  since_seq bigint;
+  now_at timestamptz;
+  excess float8;
   new_tick bigint;
 begin
   ticks := 0;
@@ -83,22 +82,17 @@ begin
         elsif i_woken is null or coalesce(q.queue_name = any(i_woken), false) then
           busy := false;
           if fresh > 0 and age >= i_quiet then
-            -- (a) a burst: the rate since the last tick, over enough events to mean something
-            busy := fresh > i_max_rate * 0.025
-                    and fresh / greatest(extract(epoch from age)::float8, 0.001) > i_max_rate;
-            if not busy then
-              -- (b) the rate over at least 50 ms; the backward scan of the primary key
-              -- reads only the ticks of the last 50 ms and one more
-              select t.tick_time, t.tick_event_seq into since_time, since_seq
-                from pgque.tick t
-               where t.tick_queue = q.queue_id
-                 and t.tick_time <= pg_catalog.now() - interval '50 milliseconds'
-               order by t.tick_id desc limit 1;
-              busy := found
-                      and (seq_now - since_seq)
-                          / greatest(extract(epoch from pg_catalog.now() - since_time)::float8, 0.05)
-                          > i_max_rate;
-            end if;
+            -- a token bucket of rate i_max_rate and depth i_max_rate * 50 ms: busy when the
+            -- events since one of the last 100 ticks overflow it (clock_timestamp(), read
+            -- after the sequence, and tick_time, read before its own, both err towards
+            -- quiet). The backward scan of the primary key reads those 100 rows at most.
+            now_at := pg_catalog.clock_timestamp();
+            select coalesce(max((seq_now - t.tick_event_seq)::float8
+                                - i_max_rate * extract(epoch from now_at - t.tick_time)::float8), 0)
+              into excess
+              from (select tick_event_seq, tick_time from pgque.tick
+                     where tick_queue = q.queue_id order by tick_id desc limit 100) t;
+            busy := excess > i_max_rate * 0.05;
           end if;
           action := case
             when age < i_quiet then 'defer'

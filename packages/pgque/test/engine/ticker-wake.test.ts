@@ -3,11 +3,15 @@
 // no waiting consumer explains (nobody runs ticker_prompt); a lag tick while a live consumer
 // has not taken the previous tick leaves it armed, so the next event of a quiet queue whose
 // consumer was slow still ticks at its commit.
-// ticker_prompt's busy rule: a few events just after a tick do not disarm a queue whose
-// rate over 50 ms is low; a burst of many events, or a rate above i_max_rate over 50 ms,
-// does. Tick ages are set on the server's clock (tick_time moved back, in the transaction
-// of the ticker_prompt call, whose now() is fixed), so they are exact however slow the
-// machine is.
+// A lag tick right after prompt ticks (closer than ticker_max_lag: the leader ticker paused
+// once) leaves it armed too.
+// ticker_prompt's busy rule, a token bucket of rate i_max_rate and depth i_max_rate * 50 ms
+// over the queue's last ticks: a backlog of events just after a tick does not disarm a
+// queue whose rate is low; a burst above the depth, or a steady rate above i_max_rate over
+// several ticks, does. Tick ages are set on the server's clock (tick_time moved back in
+// the transaction of the call, whose now() is fixed, sent as one round trip), so they are
+// exact however slow the machine is.
+import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase, randomName } from '../../../../test-support/database.js';
 import { config, createQueue, send, sendBatch, subscribe, ticker, value } from './helpers.js';
@@ -23,37 +27,35 @@ const lastTick = (q: string) =>
   );
 
 /**
- * One ticker_prompt call naming the queue (quiet 1 ms, max rate 2,000/s), its ticks first
- * aged on the server's clock in the same transaction: `ages` gives the age in ms of the
- * ticks it names, every other tick of the queue is a second old.
+ * One statement (`call`: ticker_prompt or ticker) in a transaction that first ages the
+ * queue's ticks on the server's clock: `ages` gives the age in ms of the ticks it names,
+ * every other tick of the queue is a second old. One round trip, so the call runs within
+ * a few ms of the transaction's now(). Returns the call's single value.
  */
-async function promptWithAges(q: string, ages: Record<string, number>): Promise<number> {
+async function callWithAges<T>(
+  q: string,
+  ages: Record<string, number>,
+  call: (queue: string) => string,
+): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query('begin');
-    const qid = await value<number>(
-      client,
-      'select queue_id from pgque.queue where queue_name = $1',
-      [q],
+    const queue = client.escapeLiteral(q);
+    const qid = `(select queue_id from pgque.queue where queue_name = ${queue})`;
+    const aging = Object.entries(ages).map(
+      ([tickId, ms]) =>
+        `update pgque.tick set tick_time = now() - interval '${Number(ms)} milliseconds'
+          where tick_queue = ${qid} and tick_id = ${BigInt(tickId)};`,
     );
-    await client.query(
-      `update pgque.tick set tick_time = now() - interval '1 second' where tick_queue = $1`,
-      [qid],
-    );
-    for (const [tickId, ms] of Object.entries(ages)) {
-      await client.query(
-        `update pgque.tick set tick_time = now() - make_interval(secs => $3::float8 / 1000)
-          where tick_queue = $1 and tick_id = $2`,
-        [qid, tickId, ms],
-      );
-    }
-    const ticks = await value<number>(
-      client,
-      `select ticks from pgque.ticker_prompt(array[$1], '1 millisecond', 2000)`,
-      [q],
-    );
-    await client.query('commit');
-    return ticks;
+    const results = (await client.query(
+      `begin;
+       update pgque.tick set tick_time = now() - interval '1 second' where tick_queue = ${qid};
+       ${aging.join('\n')}
+       select ${call(queue)} as v;
+       commit;`,
+    )) as unknown as pg.QueryResult[];
+    const row = results.find((r) => r.command === 'SELECT')?.rows[0] as { v: T } | undefined;
+    if (!row) throw new Error('no result');
+    return row.v;
   } catch (error) {
     await client.query('rollback');
     throw error;
@@ -61,6 +63,14 @@ async function promptWithAges(q: string, ages: Record<string, number>): Promise<
     client.release();
   }
 }
+
+/** ticker_prompt naming the queue (quiet 1 ms, max rate 2,000/s): the ticks it made. */
+const promptWithAges = (q: string, ages: Record<string, number>) =>
+  callWithAges<number>(
+    q,
+    ages,
+    (queue) => `(pgque.ticker_prompt(array[${queue}], '1 millisecond', 2000)).ticks`,
+  );
 
 /** A queue whose ticker() ticks at every new event (ticker_max_lag 1 µs), one tick made. */
 async function tickingQueue(): Promise<{ q: string; first: string }> {
@@ -118,6 +128,31 @@ describe('ticker() and the wake-up flag', () => {
     expect(await armed(q)).toBe(false);
   });
 
+  it('a lag tick right after ticks closer than ticker_max_lag leaves it armed', async () => {
+    // prompt ticks 10 ms apart, then the leader ticker paused for 150 ms: its ticker()
+    // call makes a lag tick (max_lag 100 ms) that no consumer explains
+    const { q, first } = await tickingQueue();
+    await config(pool, q, 'ticker_max_lag', '100 milliseconds');
+    await send(pool, q, 'one');
+    const second = await callWithAges<string | null>(
+      q,
+      { [first]: 1_000 },
+      (queue) => `pgque.ticker(${queue})`,
+    );
+    expect(second).not.toBeNull();
+    await arm(q);
+    await send(pool, q, 'two');
+    const ages = { [first]: 160, [second as string]: 150 };
+    expect(await callWithAges(q, ages, (queue) => `pgque.ticker(${queue})`)).not.toBeNull();
+    expect(await armed(q)).toBe(true);
+    // the same pause after ticks ticker_max_lag apart (nobody runs ticker_prompt): disarmed
+    await send(pool, q, 'three');
+    const third = await lastTick(q);
+    const lagged = { [second as string]: 400, [third]: 200 };
+    expect(await callWithAges(q, lagged, (queue) => `pgque.ticker(${queue})`)).not.toBeNull();
+    expect(await armed(q)).toBe(false);
+  });
+
   it('a tick of ticker_max_count events disarms it', async () => {
     const q = randomName();
     await createQueue(pool, q);
@@ -130,12 +165,12 @@ describe('ticker() and the wake-up flag', () => {
 });
 
 describe('ticker_prompt: when an armed queue is busy', () => {
-  it('20 events 3 ms after a tick, slow over the last second: ticked, still armed', async () => {
+  it('90 events 3 ms after a tick, slow over the last second: ticked, still armed', async () => {
     const { q, first } = await tickingQueue();
     await arm(q);
-    await sendBatch(pool, q, payloads(20));
-    // 20 events in 3 ms reads as 6,667/s, but 20 is below the 50-event floor and the
-    // rate since the tick a second old is ~21/s
+    await sendBatch(pool, q, payloads(90));
+    // 90 events in 3 ms reads as 30,000/s, but a backlog that size fits the bucket (100
+    // events at 2,000/s) and the rate since the ticks a second old is ~91/s
     expect(await promptWithAges(q, { [first]: 3 })).toBe(1);
     expect(BigInt(await lastTick(q))).toBe(BigInt(first) + 1n);
     expect(await armed(q)).toBe(true);
@@ -150,28 +185,28 @@ describe('ticker_prompt: when an armed queue is busy', () => {
     expect(await armed(q)).toBe(false);
   });
 
-  it('a few events per prompt, faster than the rate over 50 ms: disarmed', async () => {
-    // what a steady 10,000/s in batches of 50 looks like: each prompt sees a few events,
-    // the ticks of the last 60 ms saw 170
+  it('20 events since a tick 3 ms old, 1,020 since one 200 ms old: disarmed', async () => {
+    // a steady rate above 2,000/s, ticked often: each prompt sees a few events, the ticks
+    // of the last 200 ms saw 5,100/s
     const { q, first } = await tickingQueue();
-    await sendBatch(pool, q, payloads(150));
+    await sendBatch(pool, q, payloads(1_000));
     const second = await ticker(pool, q);
     if (second === null) throw new Error('ticker() did not tick');
     await arm(q);
     await sendBatch(pool, q, payloads(20));
-    expect(await promptWithAges(q, { [first]: 60, [second]: 3 })).toBe(0);
+    expect(await promptWithAges(q, { [first]: 200, [second]: 3 })).toBe(0);
     expect(await lastTick(q)).toBe(second);
     expect(await armed(q)).toBe(false);
   });
 
-  it('the same events over 100 ms (1,700/s): ticked, still armed', async () => {
+  it('the same events over 600 ms (1,700/s): ticked, still armed', async () => {
     const { q, first } = await tickingQueue();
-    await sendBatch(pool, q, payloads(150));
+    await sendBatch(pool, q, payloads(1_000));
     const second = await ticker(pool, q);
     if (second === null) throw new Error('ticker() did not tick');
     await arm(q);
     await sendBatch(pool, q, payloads(20));
-    expect(await promptWithAges(q, { [first]: 100, [second]: 3 })).toBe(1);
+    expect(await promptWithAges(q, { [first]: 600, [second]: 3 })).toBe(1);
     expect(await armed(q)).toBe(true);
   });
 });
