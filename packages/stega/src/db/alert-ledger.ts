@@ -130,9 +130,10 @@ const notBehindOpenCircuit = (d: string) => `(${d}.endpoint is null or not exist
 /**
  * Records the deliveries of several alerts in one statement (autocommit: it is its own
  * transaction). New in-app rows are recorded delivered together with their in-app alert;
- * new email and webhook rows are recorded claimed by `claimToken` for `leaseSeconds`,
- * unless their endpoint's circuit is open (then they wait for the probe); fallback rows
- * are recorded scheduled for their deadline. Rows that already existed (a redelivered
+ * new remote rows (email, webhook, Slack, Teams, PagerDuty) are recorded claimed by
+ * `claimToken` for `leaseSeconds`, unless their endpoint's circuit is open (then they wait
+ * for the probe); fallback rows, of any remote kind, are recorded scheduled for their
+ * deadline (their retry horizon counted from it). Rows that already existed (a redelivered
  * event) are claimed when they are due and not claimed by a live worker. Returns the rows
  * the caller must now send, and the new in-app rows (delivered already).
  */

@@ -228,6 +228,13 @@ describe('fallbacks to Slack, Teams and PagerDuty', async () => {
       ['slack', false, 'delivered'],
       ['pagerduty', true, 'scheduled'],
     ]);
+    // its retry horizon (24 h, scaled) counts from its deadline, not from the alert
+    const horizon = await pool.query(
+      `select extract(epoch from give_up_at - next_attempt_at)::float8 as s
+         from stega.alert_deliveries where alert_type = 'breach' and alert_id = $1 and fallback`,
+      [event.breach_id],
+    );
+    expect(horizon.rows[0]?.s).toBeCloseTo(24 * 3600 * SCALE, 3);
     await passDeadline(event.breach_id);
     await eventually(async () => {
       const rows = await rowsOf(event.breach_id);

@@ -68,7 +68,7 @@ export function ChatChannelsSection({ draft, set, issues }: SectionProps) {
   );
 }
 
-/** How a failing email or webhook is tried again: the delays and the horizon. */
+/** How a failing delivery (email, webhook, chat, PagerDuty) is tried again: the delays and the horizon. */
 export function RetrySection({ draft, set, issues }: SectionProps) {
   const delaysId = fieldId('alert_channels.retry.delays_seconds');
   const delaysError = listIssues(issues, 'alert_channels.retry.delays_seconds', 'delay');
@@ -76,8 +76,9 @@ export function RetrySection({ draft, set, issues }: SectionProps) {
     <fieldset className="group">
       <legend>Retries</legend>
       <p className="muted small">
-        A failing email or webhook is tried again after each delay (the last one repeats) until the
-        horizon. Empty: after 1, 2, 5, 15, 30, 60, 120 s, then every 5 minutes, for 24 hours.
+        A failing email, webhook, Slack, Teams or PagerDuty delivery is tried again after each delay
+        (the last one repeats) until the horizon. Empty: after 1, 2, 5, 15, 30, 60, 120 s, then
+        every 5 minutes, for 24 hours.
       </p>
       <div className="row">
         <div className={`field${delaysError ? ' has-error' : ''}`}>
