@@ -2,6 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
 import {
+  startAnyReceiver,
   startPagerDutyReceiver,
   startSlackReceiver,
 } from '../../../../test-support/service-receivers.js';
@@ -25,6 +26,8 @@ describe('chat and on-call channels in the browser', async () => {
   const pool = createPool(db.url, 2);
   const slack = await startSlackReceiver();
   const pagerDuty = await startPagerDutyReceiver();
+  const brokenHook = await startAnyReceiver();
+  brokenHook.down({ status: 500, body: 'broken' });
   const stega = await startStega(['start'], {
     DATABASE_URL: db.url,
     SLA_WORKERS: '1',
@@ -41,7 +44,7 @@ describe('chat and on-call channels in the browser', async () => {
   afterAll(async () => {
     await browser?.close();
     await stega.stop();
-    await Promise.all([pool.end(), slack.stop(), pagerDuty.stop()]);
+    await Promise.all([pool.end(), slack.stop(), pagerDuty.stop(), brokenHook.stop()]);
   });
 
   it('adds a Slack channel and a PagerDuty service in the policy form, and shows their deliveries on the ticket', async () => {
@@ -259,7 +262,7 @@ describe('chat and on-call channels in the browser', async () => {
     expect(stored.body.levels.map((l) => l.targets.channels)).toMatchObject(channels);
   });
 
-  it('sets a fallback Slack channel on the policy form and shows it after a reload', async () => {
+  it('sets a fallback Slack channel on the policy form, shows it after a reload, and names it on the ticket when the webhook fails', async () => {
     const calendars = await stega.api<{ items: { id: number }[] }>('GET', '/api/calendars');
     const primarySlack = slack.urlOf('/services/T1/B1/primary-secret');
     const fallbackSlack = slack.urlOf('/services/T1/B1/fallback-secret');
@@ -270,7 +273,11 @@ describe('chat and on-call channels in the browser', async () => {
       first_response_minutes: 5,
       resolution_minutes: 240,
       calendar_id: calendars.body.items[0]?.id,
-      alert_channels: { in_app: false, slack: [{ url: primarySlack, label: '#support' }] },
+      alert_channels: {
+        in_app: false,
+        slack: [{ url: primarySlack, label: '#support' }],
+        webhooks: [{ url: brokenHook.urlOf('/alerts') }],
+      },
     });
     expect(created.status).toBe(201);
     const url = `/api/sla-policies/${created.body.id}`;
@@ -327,5 +334,41 @@ describe('chat and on-call channels in the browser', async () => {
     const row = page.getByRole('row', { name: /Fallback chat policy/ });
     await expect.poll(() => row.textContent()).toContain('to Slack #support-leads');
     expect(await row.textContent()).not.toContain('fallback-secret');
+
+    // a ticket under it breaches; the webhook answers 500 for good, so at the fallback's
+    // deadline (moved to now rather than waited for) the fallback Slack channel gets it once
+    const ticket = await stega.api<{ id: number }>('POST', '/api/tickets', {
+      subject: 'Fallback UI ticket',
+      requester_name: 'Rita',
+      requester_email: 'rita@fallback.test',
+      requester_org: 'Fallback UI Co',
+      priority: 'high',
+    });
+    await inTransaction(pool, (tx) => breachRecordDue(tx, new Date(Date.now() + 10 * 60_000), 100));
+    await pool.query('select pgque.force_next_tick($1)', [NOTIFICATIONS_QUEUE]);
+    await pool.query('select pgque.ticker($1)', [NOTIFICATIONS_QUEUE]);
+    const rowState = (fallback: boolean) =>
+      pool.query(
+        `select status from stega.alert_deliveries
+          where ticket_id = $1 and channel = 'slack' and fallback = $2`,
+        [ticket.body.id, fallback],
+      );
+    await expect
+      .poll(async () => (await rowState(true)).rows[0]?.status, { timeout: 20_000 })
+      .toBe('scheduled');
+    await pool.query(
+      `update stega.alert_deliveries set next_attempt_at = now()
+        where ticket_id = $1 and status = 'scheduled'`,
+      [ticket.body.id],
+    );
+    await expect
+      .poll(async () => (await rowState(true)).rows[0]?.status, { timeout: 20_000 })
+      .toBe('delivered');
+    expect(slack.calls.filter((c) => c.path === '/services/T1/B1/fallback-secret')).toHaveLength(1);
+    await page.goto(`${stega.url}/tickets/${ticket.body.id}`);
+    const webhookRow = page.locator('tr[data-channel="webhook"]');
+    await expect
+      .poll(() => webhookRow.textContent(), { timeout: 20_000 })
+      .toContain(`fell back to Slack ${fallbackSlack}`);
   });
 });

@@ -57,6 +57,25 @@ export interface DeliveryProgressFields {
   fell_back_to: string[];
 }
 
+const SERVICE_NAMES: Record<string, string> = {
+  slack: 'Slack',
+  teams: 'Teams',
+  webhook: 'webhook',
+};
+
+/**
+ * One `fell_back_to` entry (`<channel>:<recipient>`) in words: `email lead@example.com`,
+ * `Slack https://hooks.slack.com/…ab12`, `PagerDuty (integration key …5ef9)`.
+ */
+function fallbackTargetWords(entry: string): string {
+  const at = entry.indexOf(':');
+  const channel = entry.slice(0, at);
+  const recipient = entry.slice(at + 1);
+  const page = /^trigger:(…\w{4}):[0-9a-f]+$/.exec(recipient);
+  if (channel === 'pagerduty' && page) return `PagerDuty (integration key ${page[1]})`;
+  return `${SERVICE_NAMES[channel] ?? channel} ${recipient}`;
+}
+
 const STATE_LABELS: Record<DeliveryProgressFields['state'], string> = {
   pending: 'Pending',
   sending: 'Sending',
@@ -98,7 +117,10 @@ export function DeliveryProgress({ d }: { d: DeliveryProgressFields }) {
         <span className="small error-text"> {d.last_error}</span>
       ) : null}
       {d.fell_back_to.length > 0 ? (
-        <span className="small"> · fell back to {d.fell_back_to.join(', ')}</span>
+        <span className="small">
+          {' '}
+          · fell back to {d.fell_back_to.map(fallbackTargetWords).join(', ')}
+        </span>
       ) : null}
     </div>
   );
