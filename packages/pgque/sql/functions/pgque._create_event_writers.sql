@@ -5,9 +5,10 @@
 -- call, would cost a single send about a third of its time.
 -- * _write_event(queue id, table, type, data text) returns bigint: one row, its id from
 --   the table's default.
--- * _write_event(queue id, table, type, data text[]) returns bigint[]: one INSERT … SELECT
---   of the array, no per-row work; the ids in the input's order (one backend's nextval
---   calls increase in the order the unnested rows are inserted).
+-- * _write_event(queue id, table, type, data text[]) returns bigint[]: the ids drawn first,
+--   one per element, from the queue's sequence (so they are in the input's order by
+--   construction), then one INSERT … SELECT of both arrays, no per-row work (cheaper than
+--   collecting RETURNING rows).
 -- A queue its text does not name (beyond the first 256; or made by a transaction this one
 -- could not see, as a REPEATABLE READ create_queue racing another) gets the same INSERT
 -- as dynamic SQL: slower, never wrong. create_queue, drop_queue and every install call
@@ -60,20 +61,22 @@ declare
 begin
 %s
   -- a table this text does not name: the same INSERT, planned for this call
-  execute pg_catalog.format('with ins as (insert into %%s (ev_time, ev_type, ev_data)'
-                            ' select pg_catalog.now(), $1, d.data from pg_catalog.unnest($2) as d(data)'
-                            ' returning ev_id)'
-                            ' select pg_catalog.array_agg(ev_id order by ev_id) from ins',
+  ids := array(select pg_catalog.nextval(pgque._queue_sequence(i_queue_id, 'id')::regclass)
+                 from pg_catalog.generate_series(1, pg_catalog.cardinality(i_data)));
+  execute pg_catalog.format('insert into %%s (ev_id, ev_time, ev_type, ev_data)'
+                            ' select u.id, pg_catalog.now(), $1, u.data'
+                            ' from rows from (pg_catalog.unnest($2), pg_catalog.unnest($3)) as u(id, data)',
                             pgque._event_table(i_queue_id, i_table))
-    into ids using i_type, i_data;
-  return coalesce(ids, '{}');
+    using i_type, ids, i_data;
+  return ids;
 end
 $w$
 $f$, pgque._writer_branches(queues, tables,
-    'with ins as (insert into %1$s (ev_time, ev_type, ev_data)'
-    ' select pg_catalog.now(), i_type, d.data from pg_catalog.unnest(i_data) as d(data)'
-    ' returning ev_id) select pg_catalog.array_agg(ev_id order by ev_id) into ids from ins;'
-    ' return coalesce(ids, ''{}'');'));
+    'ids := array(select pg_catalog.nextval(%2$L::regclass)'
+    ' from pg_catalog.generate_series(1, pg_catalog.cardinality(i_data)));'
+    ' insert into %1$s (ev_id, ev_time, ev_type, ev_data)'
+    ' select u.id, pg_catalog.now(), i_type, u.data from rows from (pg_catalog.unnest(ids), pg_catalog.unnest(i_data)) as u(id, data);'
+    ' return ids;'));
 
   revoke all on function pgque._write_event(int4, int4, text, text),
                          pgque._write_event(int4, int4, text, text[]) from public;

@@ -3,7 +3,8 @@
 -- on i_queue_id (nested IFs, so a call compares O(log n) ids, not n), then one branch per
 -- table number. A call whose queue or table is not listed falls through every IF.
 -- params: i_queues, queue ids in ascending order; i_tables, each queue's number of event
--- tables; i_statement, a format() template whose %1$s is the table (pgque._event_table).
+-- tables; i_statement, a format() template whose %1$s is the table (pgque._event_table)
+-- and %2$s the queue's id sequence (pgque._queue_sequence), both quoted identifiers.
 -- returns: the text (empty for no queues). tables: none.
 create or replace function pgque._writer_branches(
   i_queues int4[], i_tables int4[], i_statement text)
@@ -33,7 +34,8 @@ begin
     for t in 0 .. i_tables[k] - 1 loop
       branches := branches || pg_catalog.format(E'  %s i_table = %s then\n    %s\n',
         case when t = 0 then 'if' else 'elsif' end, t,
-        pg_catalog.format(i_statement, pgque._event_table(i_queues[k], t)));
+        pg_catalog.format(i_statement, pgque._event_table(i_queues[k], t),
+                          pgque._queue_sequence(i_queues[k], 'id')));
     end loop;
     branches := branches || E'  end if;\n';
   end loop;
