@@ -8,10 +8,16 @@
  * now. Then consumer events/s draining a backlog with receive + ack, and the dead tuples
  * left in schema pgque after the backlog was sent, ticked and consumed in 1,000-event batches.
  *
+ * Beside the wall-clock rates, the same calls' cost in the server's own CPU: when the server
+ * runs on this machine, the backend's CPU time (/proc/<pid>/schedstat) per call, engine and
+ * plain insert alternating on one connection, which other load on the machine moves far
+ * less than it moves events/s.
+ *
  * Talks to the engine only through its public SQL API, so the same figures can be taken
  * on any PgQue-compatible install (see bench/database.ts for DATABASE_URL and
  * BENCH_PREINSTALLED). Run: `npm run bench -- queue-throughput [--quick] [--runs N]`.
  */
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { type BenchServer, benchQueueName, connect, startBenchServer } from './database.js';
@@ -166,6 +172,79 @@ async function producePgbench(
     await sink.drop();
     await client.end();
   }
+}
+
+/** The backend's CPU time so far, ns, or null when its process is not on this machine. */
+function backendCpuNs(pid: number): number | null {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+  } catch {
+    return null;
+  }
+}
+
+interface CpuFigure {
+  mode: ProducerMode;
+  /** Median backend CPU per call, µs, for each target. */
+  engineUs: number;
+  plainUs: number;
+  /** plain ÷ engine: the share of the plain insert's speed the engine would reach CPU-bound. */
+  ratio: number;
+}
+
+/**
+ * Backend CPU per call of `send` and of `send_batch(1000)` and of the plain inserts of the
+ * same shape, on one connection each, alternating in rounds of `calls` calls; null when the
+ * server's processes cannot be read from here (a remote DATABASE_URL).
+ */
+async function backendCpu(url: string, rounds: number): Promise<CpuFigure[] | null> {
+  const figures: CpuFigure[] = [];
+  for (const mode of ['send_batch(1000)', 'send'] as const) {
+    const calls = mode === 'send' ? 200 : 10;
+    const perCall: Record<ProducerTarget, number[]> = { engine: [], 'plain insert': [] };
+    const sessions = await Promise.all(
+      (['plain insert', 'engine'] as const).map(async (target) => {
+        const client = await connect(url);
+        const sink = await makeSink(client, target);
+        const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
+        const pid = Number(rows[0]?.pid);
+        const call = (i: number) =>
+          mode === 'send'
+            ? client.query(sink.one.text, sink.one.values(i))
+            : client.query(sink.batch.text, sink.batch.values());
+        for (let i = 0; i < 5; i++) await call(i); // plan caches, the first-event quirk
+        return { target, client, sink, pid, call };
+      }),
+    );
+    try {
+      if (sessions.some((s) => backendCpuNs(s.pid) === null)) return null;
+      for (let r = 0; r < rounds; r++) {
+        for (const s of sessions) {
+          const before = backendCpuNs(s.pid) as number;
+          for (let i = 0; i < calls; i++) await s.call(i);
+          perCall[s.target].push(((backendCpuNs(s.pid) as number) - before) / calls / 1000);
+        }
+      }
+    } finally {
+      for (const s of sessions) {
+        await s.sink.drop();
+        await s.client.end();
+      }
+    }
+    const rounded = (values: number[]) => values.map((v) => Math.round(v)).join(', ');
+    console.log(
+      `  backend CPU ${mode}: engine ${rounded(perCall.engine)} µs; plain insert ${rounded(perCall['plain insert'])} µs`,
+    );
+    const engineUs = median(perCall.engine);
+    const plainUs = median(perCall['plain insert']);
+    figures.push({
+      mode,
+      engineUs: Math.round(engineUs * 10) / 10,
+      plainUs: Math.round(plainUs * 10) / 10,
+      ratio: Math.round((plainUs / engineUs) * 100) / 100,
+    });
+  }
+  return figures;
 }
 
 function sendBatch(client: pg.Client, queue: string) {
@@ -410,6 +489,7 @@ async function main(argv = process.argv.slice(2)) {
         );
       }
     }
+    const cpu = await backendCpu(producerUrl, options.quick ? 5 : 25);
     await server.dropDatabase(producerUrl);
 
     const drains: DrainRun[] = [];
@@ -474,6 +554,21 @@ async function main(argv = process.argv.slice(2)) {
       'Throughput (events/s; vs plain insert = ratio to the plain-insert limit of the same shape, measured in this run, alternating; consumers against the 1,000-row node-pg limit; upstream ref = upstream PgQue 0.2 on a similar machine)',
       figures,
     );
+    if (cpu) {
+      printTable(
+        'Backend CPU per call (the server process, /proc/<pid>/schedstat; one connection, engine and plain insert alternating in rounds; median of the rounds)',
+        cpu.map((c) => ({
+          call: c.mode,
+          'engine µs': c.engineUs,
+          'plain insert µs': c.plainUs,
+          'plain ÷ engine': c.ratio,
+        })),
+      );
+    } else {
+      console.log(
+        '\n(backend CPU per call: the server runs elsewhere, its processes cannot be read)',
+      );
+    }
     printTable(
       `Bloat after ${sizes.backlog.toLocaleString('en-US')} events sent, ticked, consumed by 2 consumers in ${BATCH}-event batches`,
       drains.map((d, i) => ({
@@ -511,6 +606,7 @@ async function main(argv = process.argv.slice(2)) {
       sizes,
       figures,
       producer,
+      backendCpu: cpu,
       drain: drains,
     });
   } finally {
