@@ -13,13 +13,13 @@ import { FALLBACK_NOTE } from '../../src/channels/alert-facts.js';
 import { createEmailSender } from '../../src/channels/email.js';
 import { pagerDutyAcknowledgeRecord } from '../../src/db/pagerduty-events.js';
 import { createPool } from '../../src/db/pool.js';
-import type { AlertChannelsInput } from '../../src/domain/index.js';
 import type { SlaBreachedEvent } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
 import { AlertDelivery } from '../../src/workers/alert-delivery.js';
 import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
+import { breachUnderPolicy } from '../support/breach-under-policy.js';
 import { eventually } from '../support/eventually.js';
-import { agentInsert, calendarInsert24x7, ticketInsertWithClocks } from '../support/fixtures.js';
+import { agentInsert, calendarInsert24x7 } from '../support/fixtures.js';
 
 const SCALE = 0.01; // retry delays of 1 s -> 10 ms; a 60-minute fallback deadline -> 36 s
 const KEY_PRIMARY_AND_FALLBACK = 'F0123456789abcdefABCDEF01234ffff';
@@ -90,42 +90,9 @@ describe('fallbacks to Slack, Teams and PagerDuty', async () => {
   const calendarId = await calendarInsert24x7(pool);
   const agentId = await agentInsert(pool, 'Carla Dias');
   const now = new Date();
-  let policies = 0;
 
-  async function breachUnder(channels: AlertChannelsInput): Promise<SlaBreachedEvent> {
-    const policy = await pool.query(
-      `insert into stega.sla_policies (name, priority, requester_org, first_response_minutes, resolution_minutes, calendar_id, alert_channels)
-       values ($1, 'high', $1, 60, 240, $2, $3) returning id`,
-      [`fallback ${++policies}`, calendarId, channels],
-    );
-    const ticketId = await ticketInsertWithClocks(pool, {
-      calendarId,
-      assigneeId: agentId,
-      startedAt: new Date(now.getTime() - 3_600_000),
-      firstResponseDue: now,
-      resolutionDue: new Date(now.getTime() + 3_600_000),
-    });
-    await pool.query('update stega.tickets set policy_id = $2 where id = $1', [
-      ticketId,
-      policy.rows[0]?.id,
-    ]);
-    const breach = await pool.query(
-      `insert into stega.sla_breaches (ticket_id, kind, due_at, detected_at) values ($1, 'first_response', $2, $2) returning id`,
-      [ticketId, now],
-    );
-    return {
-      version: 1,
-      breach_id: Number(breach.rows[0]?.id),
-      ticket_id: ticketId,
-      kind: 'first_response',
-      due_at: now.toISOString(),
-      detected_at: now.toISOString(),
-      subject: 'Printer on fire',
-      priority: 'high',
-      assignee: { id: agentId, name: 'Carla Dias', email: 'carla@example.test' },
-      requester: { name: 'Ana', email: 'ana@example.test', org: null },
-    };
-  }
+  /** A ticket under a policy with `channels`, and one breach of it as its event payload. */
+  const breachUnder = breachUnderPolicy({ db: pool, calendarId, agentId, now, label: 'fallback' });
 
   const rowsOf = async (alertId: number) =>
     (
