@@ -7,7 +7,9 @@ export type AlertType = 'breach' | 'warning' | 'escalation';
  * worker is calling), `retrying` (the last attempt failed; `next_attempt_at` says when
  * the next is), `delivered`, `failed_permanent` (a 4xx, a rejected recipient, or past the
  * retry horizon: `last_error` says which), `scheduled` (a fallback waiting for its
- * deadline), `cancelled` (a fallback whose primaries delivered in time).
+ * deadline), `cancelled` (a fallback whose primaries delivered in time, or acknowledged,
+ * met or resolved before its deadline: `last_error` says which; an escalation level's
+ * delivery of a chain that stopped; a PagerDuty follow-up with nothing to follow).
  */
 export type DeliveryState =
   | 'pending'

@@ -467,8 +467,9 @@ export async function escalationRunningByTickets(
 }
 
 /**
- * Acknowledges a running chain: it stops (no further level fires) and its outstanding
- * deliveries are cancelled. Locks the chain; returns it as it now is, with `changed` false
+ * Acknowledges a running chain: it stops (no further level fires), its outstanding
+ * deliveries are cancelled, and so are the breach's fallbacks still waiting for their
+ * deadline (stega.fallbacks_cancel, migration 000090). Locks the chain; returns it as it now is, with `changed` false
  * when it had already stopped (acknowledged or ended) — then nothing is written.
  */
 export async function escalationAcknowledge(
@@ -489,6 +490,12 @@ export async function escalationAcknowledge(
   const changed = rows.length > 0;
   if (changed) {
     await db.query(CANCEL_OUTSTANDING, [[String(id)], `acknowledged by ${by.name}`]);
+    // someone has it now: the breach's fallbacks still waiting for their deadline are moot
+    await db.query(
+      `select stega.fallbacks_cancel(e.ticket_id, e.breach_id, null, null, null, $2)
+         from stega.escalations e where e.id = $1`,
+      [id, `acknowledged by ${by.name}`],
+    );
     await db.query(
       // Stega's own transactional write: the event built from the acknowledged row, in the caller's transaction
       `select pgque.send($2::text, $3::text, jsonb_build_object(

@@ -5,7 +5,9 @@ import type { AlertType } from './alert-ledger.js';
  * PagerDuty's follow-up events in the alert ledger. A `trigger` row is planned with the alert
  * (workers/alert-delivery.ts); an `acknowledge` row is recorded here when Stega records an
  * acknowledgement; a `resolve` row is recorded by the database itself when an SLA clock stops
- * or the ticket is resolved (stega.pagerduty_resolves_record, migration 000030). Each is a row
+ * or the ticket is resolved (stega.pagerduty_resolves_record, migration 000030; a fallback
+ * trigger still waiting for its deadline is cancelled instead, with any follow-up waiting on
+ * it: stega.fallbacks_cancel, migration 000090). Each is a row
  * of its own, unique per (alert, routing key, action), so each is sent once in effect; all
  * carry the alert's dedup_key. Follow-ups are due at once and the retry loop sends them, after
  * their trigger has been delivered (PagerDuty drops an acknowledge or resolve for an alert it

@@ -238,8 +238,9 @@ export interface AcknowledgeResult {
 /**
  * THE acknowledgement seam: every way in (the web UI, the API, a signed email link, a chat
  * button) ends here. In one transaction the chain stops (no further level fires), its
- * undelivered level deliveries are cancelled, the ticket's activity records who and how,
- * and a ticket.sla_acknowledged event is published for channels that mirror it (an on-call
+ * undelivered level deliveries are cancelled, the breach's fallbacks still waiting for their
+ * deadline are cancelled (someone has it: paging the fallback would be noise), the ticket's
+ * activity records who and how, and a ticket.sla_acknowledged event is published for channels that mirror it (an on-call
  * tool's acknowledge); so a mirror is as durable as the acknowledgement itself.
  * Acknowledging a chain that already stopped changes nothing and says so (`changed` false).
  * @throws NotFoundError
