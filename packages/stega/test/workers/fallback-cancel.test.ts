@@ -16,6 +16,7 @@ import { createLogger } from '../../src/log.js';
 import type { Actor, ServiceContext } from '../../src/services/context.js';
 import { acknowledgeTicket, createEscalationPolicy } from '../../src/services/escalations.js';
 import { transitionTicket } from '../../src/services/ticket-transitions.js';
+import { getTicket } from '../../src/services/ticket-views.js';
 import { AlertDelivery } from '../../src/workers/alert-delivery.js';
 import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
 import { breachUnderPolicy } from '../support/breach-under-policy.js';
@@ -187,6 +188,15 @@ describe('fallbacks cancelled by an acknowledgement or a resolution', async () =
       ['webhook', null, false, expect.stringMatching(/^(retrying|sending)$/)],
       ['pagerduty', 'trigger', true, 'cancelled'],
     ]);
+    // what GET /api/tickets/{id} (and the ticket page) shows: the reason, and no fallback fired
+    const { deliveries } = await getTicket(ctx, event.ticket_id, carla);
+    expect(deliveries.map((d) => [d.channel, d.fallback, d.state, d.fell_back_to])).toEqual([
+      ['webhook', false, expect.stringMatching(/^(retrying|sending)$/), []],
+      ['pagerduty', true, 'cancelled', []],
+    ]);
+    expect(deliveries[1]?.last_error).toBe(
+      'cancelled: acknowledged by Carla Dias before the fallback deadline',
+    );
   });
 
   it('the ticket resolved before the deadline: the fallback page and the acknowledge waiting on it are cancelled, and PagerDuty is never called', async () => {
