@@ -114,6 +114,25 @@ function claimedOf(row: Record<string, unknown>, probe = false): ClaimedDelivery
 /** Not a PagerDuty acknowledge/resolve: those follow an alert, they are not one of its primaries. */
 const NOT_FOLLOW_UP = `(p.channel <> 'pagerduty' or p.recipient like 'trigger:%')`;
 
+/**
+ * Why a fallback row `f` is moot (null: it is not): someone has its alert. Its ticket is
+ * resolved or closed, its breach's escalation was acknowledged, or its SLA cycle's clock
+ * stopped (met, or a late reply). stega.fallbacks_cancel (migration 000090) cancels such rows
+ * when that is recorded; this catches a row recorded after that (its alert delivered late).
+ */
+const fallbackMootReason = (f: string) => `coalesce(
+  (select 'the ticket was ' || t.status from stega.tickets t
+    where t.id = ${f}.ticket_id and t.status in ('resolved', 'closed')),
+  (select 'acknowledged by ' || e.acknowledged_by from stega.escalations e
+    where e.acknowledged_at is not null
+      and e.breach_id = case ${f}.alert_type when 'breach' then ${f}.alert_id
+                          when 'escalation' then (${f}.payload ->> 'breach_id')::bigint end),
+  (select case when o.met then 'the SLA target was met' else 'the ticket was answered' end
+     from stega.sla_outcomes o
+    where o.ticket_id = ${f}.ticket_id and o.kind = ${f}.payload ->> 'kind'
+      and (${f}.payload ->> 'detected_at')::timestamptz between o.started_at and o.stopped_at
+    limit 1))`;
+
 /** Rows a claim may take: not final, due (a lapsed lease counts), not behind an open circuit. */
 const claimable = (d: string) => `${d}.status in ('pending', 'sending', 'retrying', 'failed')
   and (${d}.next_attempt_at <= now() or ${claimantGone(d)})
@@ -237,10 +256,11 @@ export async function alertLedgerRecord(
 }
 
 /**
- * The retry loop's claim, three short statements (each its own transaction): fallbacks due whose primaries have all
- * delivered are cancelled; each open circuit whose probe is due lets one delivery through
- * (and moves its probe time on, so replicas do not probe together); then up to `limit`
- * due rows are claimed with `for update skip locked`.
+ * The retry loop's claim, four short statements (each its own transaction): fallbacks due
+ * whose primaries have all delivered are cancelled, and so are those due whose breach was
+ * acknowledged, answered or resolved meanwhile; each open circuit whose probe is due lets one
+ * delivery through (and moves its probe time on, so replicas do not probe together); then up
+ * to `limit` due rows are claimed with `for update skip locked`.
  */
 export async function alertLedgerClaimDue(
   db: Queryable,
@@ -262,6 +282,19 @@ export async function alertLedgerClaimDue(
                          where p.alert_type = f.alert_type and p.alert_id = f.alert_id
                            and not p.fallback and p.channel <> 'in_app' and p.status <> 'delivered'
                            and ${NOT_FOLLOW_UP})`,
+  );
+  await db.query(
+    `with moot as (
+       select f.id, ${fallbackMootReason('f')} as reason
+         from stega.alert_deliveries f
+        where f.status = 'scheduled' and f.next_attempt_at <= now()
+          and ${fallbackMootReason('f')} is not null
+        for update of f skip locked
+     )
+     update stega.alert_deliveries f
+        set status = 'cancelled', next_attempt_at = null, updated_at = now(),
+            last_error = 'cancelled: ' || moot.reason || ' before the fallback deadline'
+       from moot where f.id = moot.id`,
   );
   const probes = await db.query(
     `update stega.delivery_endpoints
@@ -303,6 +336,7 @@ export async function alertLedgerClaimDue(
              and (${claimable('d')}
                   or (d.status = 'scheduled' and d.next_attempt_at <= now()
                       and ${notBehindOpenCircuit('d')}
+                      and ${fallbackMootReason('d')} is null
                       and exists (select 1 from stega.alert_deliveries p
                                    where p.alert_type = d.alert_type and p.alert_id = d.alert_id
                                      and not p.fallback and p.channel <> 'in_app'

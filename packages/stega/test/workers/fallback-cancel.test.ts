@@ -95,8 +95,14 @@ describe('fallbacks cancelled by an acknowledgement or a resolution', async () =
   });
   const breachUnder = breachUnderPolicy({ db: pool, calendarId, agentId, now, label: 'cancel' });
 
-  /** A breach under a policy: webhook failing forever, fallback PagerDuty `key`; delivered. */
-  const failingBreach = async (key: string): Promise<SlaBreachedEvent> => {
+  /**
+   * A breach under a policy: webhook failing forever, fallback PagerDuty `key`; its chain
+   * started; `beforeDelivery` done; its alert delivered.
+   */
+  const failingBreach = async (
+    key: string,
+    beforeDelivery?: (event: SlaBreachedEvent) => Promise<void>,
+  ): Promise<SlaBreachedEvent> => {
     const event = await breachUnder({
       in_app: false,
       webhooks: [{ url: brokenHook.urlOf(`/alerts/${key}`) }],
@@ -109,6 +115,7 @@ describe('fallbacks cancelled by an acknowledgement or a resolution', async () =
       [event.ticket_id, escalation.id],
     );
     expect(await escalationStartForBreaches(pool, [event.breach_id], now)).toBe(1);
+    await beforeDelivery?.(event);
     await delivery('worker').deliver(
       { type: 'breach', payload: event },
       { batchId: 1n, eventId: BigInt(event.breach_id) },
@@ -212,9 +219,16 @@ describe('fallbacks cancelled by an acknowledgement or a resolution', async () =
       }),
     ).toBe(1);
     retrier.wake();
+    // once it has waited (tried, found its trigger not delivered), its next try is held off,
+    // so that the resolution, not that try, is what finds it
     await eventually(async () => {
-      const ack = (await rowsOf(event.breach_id)).find((r) => r.action === 'acknowledge');
-      return ack !== undefined && ack.attempts >= 1 && /^waiting/.test(ack.last_error);
+      const held = await pool.query(
+        `update stega.alert_deliveries set next_attempt_at = now() + interval '1 hour'
+          where alert_type = 'breach' and alert_id = $1 and recipient like 'acknowledge:%'
+            and status = 'retrying' and attempts >= 1 and last_error like 'waiting:%'`,
+        [event.breach_id],
+      );
+      return held.rowCount === 1;
     }, 'the acknowledge waiting for its trigger');
 
     await transitionTicket(ctx, carla, event.ticket_id, 'resolved');
@@ -250,6 +264,26 @@ describe('fallbacks cancelled by an acknowledgement or a resolution', async () =
       last_error: 'cancelled: the SLA target was met before the fallback deadline',
     });
     await passDeadline(event.breach_id);
+    await twoMorePasses(event.breach_id);
+    expect(pagesTo(key)).toEqual([]);
+  });
+
+  it('acknowledged before the alert was even recorded (delivered late): the fallback is cancelled at its deadline instead of paging', async () => {
+    const key = 'L0123456789abcdefABCDEF01234llll';
+    const event = await failingBreach(key, async (breach) => {
+      const acks = await acknowledgeTicket(ctx, breach.ticket_id, carla, 'app');
+      expect(acks.map((a) => a.changed)).toEqual([true]);
+    });
+    expect(await fallbackOf(event.breach_id)).toMatchObject({ status: 'scheduled' });
+    await passDeadline(event.breach_id);
+    await eventually(
+      async () => (await fallbackOf(event.breach_id))?.status === 'cancelled',
+      'the fallback cancelled at its deadline',
+    );
+    expect(await fallbackOf(event.breach_id)).toMatchObject({
+      attempts: 0,
+      last_error: 'cancelled: acknowledged by Carla Dias before the fallback deadline',
+    });
     await twoMorePasses(event.breach_id);
     expect(pagesTo(key)).toEqual([]);
   });
