@@ -29,7 +29,9 @@ const deliveryState = z.enum([
 ]);
 /** Retry and fallback detail of a delivery, added in issue 12. */
 const deliveryProgress = {
-  state: deliveryState,
+  state: deliveryState.describe(
+    '`scheduled`: a fallback waiting for its deadline; `cancelled`: nothing more is sent (a fallback whose primary deliveries arrived in time, or whose breach was acknowledged, answered or its ticket resolved before the deadline; an escalation level whose chain stopped; a PagerDuty acknowledge/resolve with no page to follow): `last_error` says why',
+  ),
   fallback: z.boolean(),
   attempts: z.number().int(),
   last_error: z.string().nullable(),
