@@ -1,20 +1,17 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
 import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
-import {
-  RECEIVER_NETWORKS,
-  startWebhookReceiver,
-} from '../../../../test-support/webhook-receiver.js';
+import { startWebhookReceiver } from '../../../../test-support/webhook-receiver.js';
 import { createEmailSender } from '../../src/channels/email.js';
 import { webhookSignature } from '../../src/channels/webhook.js';
 import { createPool } from '../../src/db/pool.js';
 import { createLogger } from '../../src/log.js';
 import { endpointLabel, metricsText } from '../../src/metrics.js';
-import { AlertDelivery } from '../../src/workers/alert-delivery.js';
 import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
 import { breachUnderPolicy } from '../support/breach-under-policy.js';
 import { eventually } from '../support/eventually.js';
 import { agentInsert, calendarInsert24x7 } from '../support/fixtures.js';
+import { testDeliveries } from '../support/test-delivery.js';
 import { startHoldingReceiver } from '../ui/holding-webhook.js';
 
 const SCALE = 0.01; // 1 s -> 10 ms, 5 min -> 3 s
@@ -31,20 +28,15 @@ describe('alert delivery', async () => {
     mailDir: '/nonexistent',
   });
   const logger = createLogger('silent', 'test');
-  const delivery = (name: string) =>
-    new AlertDelivery({
-      pool,
-      email,
-      emailEndpoint: smtp.url,
-      webhookTimeoutMs: 2000,
-      webhookAllowedNetworks: [RECEIVER_NETWORKS],
-      publicUrl: 'http://localhost:3000',
-      deliveredBy: name,
-      timeScale: SCALE,
-      circuitFailures: 3,
-      circuitProbeSeconds: 10,
-      logger,
-    });
+  const delivery = testDeliveries({
+    pool,
+    email,
+    emailEndpoint: smtp.url,
+    publicUrl: 'http://localhost:3000',
+    timeScale: SCALE,
+    circuitFailures: 3,
+    logger,
+  });
   const retriers: { stop(): Promise<void> }[] = [];
   const retrier = (name: string) => {
     const d = delivery(name);

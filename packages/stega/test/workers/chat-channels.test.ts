@@ -14,11 +14,11 @@ import { createPool } from '../../src/db/pool.js';
 import type { AlertChannelsInput } from '../../src/domain/index.js';
 import type { SlaBreachedEvent } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
-import { AlertDelivery } from '../../src/workers/alert-delivery.js';
 import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
 import { breachUnderPolicy } from '../support/breach-under-policy.js';
 import { eventually } from '../support/eventually.js';
 import { agentInsert, calendarInsert24x7 } from '../support/fixtures.js';
+import { testDeliveries } from '../support/test-delivery.js';
 
 const SCALE = 0.01; // retry delays of 1 s -> 10 ms
 const KEY_A = 'A0123456789abcdefABCDEF01234aaaa';
@@ -37,22 +37,17 @@ describe('Slack, Teams and PagerDuty deliveries through the alert ledger', async
     mailDir: '/nonexistent',
   });
   const logger = createLogger('silent', 'test');
+  const deliveries = testDeliveries({
+    pool,
+    email,
+    emailEndpoint: smtp.url,
+    pagerDutyEventsUrl: pagerDuty.urlOf('/v2/enqueue'),
+    acknowledgeUrl: ({ type, id }) => `https://help.example.test/ack/${type}-${id}`,
+    timeScale: SCALE,
+    logger,
+  });
   const delivery = (name: string, allowed = [RECEIVER_NETWORKS]) =>
-    new AlertDelivery({
-      pool,
-      email,
-      emailEndpoint: smtp.url,
-      webhookTimeoutMs: 2000,
-      webhookAllowedNetworks: allowed,
-      pagerDutyEventsUrl: pagerDuty.urlOf('/v2/enqueue'),
-      publicUrl: 'https://help.example.test',
-      acknowledgeUrl: ({ type, id }) => `https://help.example.test/ack/${type}-${id}`,
-      deliveredBy: name,
-      timeScale: SCALE,
-      circuitFailures: 50,
-      circuitProbeSeconds: 10,
-      logger,
-    });
+    deliveries(name, { webhookAllowedNetworks: allowed });
   const retriers: { stop(): Promise<void> }[] = [];
   const retrier = (name: string) => {
     const r = startDeliveryRetrier({

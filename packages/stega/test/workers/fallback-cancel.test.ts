@@ -17,11 +17,11 @@ import type { Actor, ServiceContext } from '../../src/services/context.js';
 import { acknowledgeTicket, createEscalationPolicy } from '../../src/services/escalations.js';
 import { transitionTicket } from '../../src/services/ticket-transitions.js';
 import { getTicket } from '../../src/services/ticket-views.js';
-import { AlertDelivery } from '../../src/workers/alert-delivery.js';
 import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
 import { breachUnderPolicy } from '../support/breach-under-policy.js';
 import { eventually } from '../support/eventually.js';
 import { agentInsert, calendarInsert24x7 } from '../support/fixtures.js';
+import { testDeliveries } from '../support/test-delivery.js';
 
 const SCALE = 0.01; // retry delays of 1 s -> 10 ms; a 60-minute fallback deadline -> 36 s
 
@@ -47,21 +47,15 @@ describe('fallbacks cancelled by an acknowledgement or a resolution', async () =
     mailDir: '/nonexistent',
   });
   const logger = createLogger('silent', 'test');
-  const delivery = (name: string) =>
-    new AlertDelivery({
-      pool,
-      email,
-      emailEndpoint: smtp.url,
-      webhookTimeoutMs: 2000,
-      webhookAllowedNetworks: [RECEIVER_NETWORKS],
-      pagerDutyEventsUrl: pagerDuty.urlOf('/v2/enqueue'),
-      publicUrl: 'https://help.example.test',
-      deliveredBy: name,
-      timeScale: SCALE,
-      circuitFailures: 1000,
-      circuitProbeSeconds: 10,
-      logger,
-    });
+  const delivery = testDeliveries({
+    pool,
+    email,
+    emailEndpoint: smtp.url,
+    pagerDutyEventsUrl: pagerDuty.urlOf('/v2/enqueue'),
+    timeScale: SCALE,
+    circuitFailures: 1000,
+    logger,
+  });
   const retrier = startDeliveryRetrier({
     pool,
     delivery: delivery('retrier'),

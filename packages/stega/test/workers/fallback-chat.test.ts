@@ -8,18 +8,17 @@ import {
   startTeamsReceiver,
 } from '../../../../test-support/service-receivers.js';
 import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
-import { RECEIVER_NETWORKS } from '../../../../test-support/webhook-receiver.js';
 import { FALLBACK_NOTE } from '../../src/channels/alert-facts.js';
 import { createEmailSender } from '../../src/channels/email.js';
 import { pagerDutyAcknowledgeRecord } from '../../src/db/pagerduty-events.js';
 import { createPool } from '../../src/db/pool.js';
 import type { SlaBreachedEvent } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
-import { AlertDelivery } from '../../src/workers/alert-delivery.js';
 import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
 import { breachUnderPolicy } from '../support/breach-under-policy.js';
 import { eventually } from '../support/eventually.js';
 import { agentInsert, calendarInsert24x7 } from '../support/fixtures.js';
+import { testDeliveries } from '../support/test-delivery.js';
 
 const SCALE = 0.01; // retry delays of 1 s -> 10 ms; a 60-minute fallback deadline -> 36 s
 const KEY_PRIMARY_AND_FALLBACK = 'F0123456789abcdefABCDEF01234ffff';
@@ -50,21 +49,15 @@ describe('fallbacks to Slack, Teams and PagerDuty', async () => {
     mailDir: '/nonexistent',
   });
   const logger = createLogger('silent', 'test');
-  const delivery = (name: string) =>
-    new AlertDelivery({
-      pool,
-      email,
-      emailEndpoint: smtp.url,
-      webhookTimeoutMs: 2000,
-      webhookAllowedNetworks: [RECEIVER_NETWORKS],
-      pagerDutyEventsUrl: pagerDuty.urlOf('/v2/enqueue'),
-      publicUrl: 'https://help.example.test',
-      deliveredBy: name,
-      timeScale: SCALE,
-      circuitFailures: 1000,
-      circuitProbeSeconds: 10,
-      logger,
-    });
+  const delivery = testDeliveries({
+    pool,
+    email,
+    emailEndpoint: smtp.url,
+    pagerDutyEventsUrl: pagerDuty.urlOf('/v2/enqueue'),
+    timeScale: SCALE,
+    circuitFailures: 1000,
+    logger,
+  });
   const retrier = startDeliveryRetrier({
     pool,
     delivery: delivery('retrier'),

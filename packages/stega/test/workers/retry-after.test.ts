@@ -8,16 +8,15 @@ import {
   startTeamsReceiver,
 } from '../../../../test-support/service-receivers.js';
 import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
-import { RECEIVER_NETWORKS } from '../../../../test-support/webhook-receiver.js';
 import { createEmailSender } from '../../src/channels/email.js';
 import { createPool } from '../../src/db/pool.js';
 import type { SlaBreachedEvent } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
-import { AlertDelivery } from '../../src/workers/alert-delivery.js';
 import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
 import { breachUnderPolicy } from '../support/breach-under-policy.js';
 import { eventually } from '../support/eventually.js';
 import { agentInsert, calendarInsert24x7 } from '../support/fixtures.js';
+import { testDeliveries } from '../support/test-delivery.js';
 
 /**
  * A receiver's Retry-After on 429 and 503, against real HTTP receivers: the next attempt is
@@ -44,21 +43,15 @@ describe('Retry-After on 429 and 503', async () => {
     mailDir: '/nonexistent',
   });
   const logger = createLogger('silent', 'test');
-  const delivery = (name: string, timeScale = SCALE) =>
-    new AlertDelivery({
-      pool,
-      email,
-      emailEndpoint: smtp.url,
-      webhookTimeoutMs: 2000,
-      webhookAllowedNetworks: [RECEIVER_NETWORKS],
-      pagerDutyEventsUrl: pagerDuty.urlOf('/v2/enqueue'),
-      publicUrl: 'https://help.example.test',
-      deliveredBy: name,
-      timeScale,
-      circuitFailures: 50,
-      circuitProbeSeconds: 10,
-      logger,
-    });
+  const deliveries = testDeliveries({
+    pool,
+    email,
+    emailEndpoint: smtp.url,
+    pagerDutyEventsUrl: pagerDuty.urlOf('/v2/enqueue'),
+    timeScale: SCALE,
+    logger,
+  });
+  const delivery = (name: string, timeScale = SCALE) => deliveries(name, { timeScale });
   const retriers: { stop(): Promise<void> }[] = [];
   afterAll(async () => {
     await Promise.all(retriers.map((r) => r.stop()));
