@@ -1,29 +1,17 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../../test-support/database.js';
-import {
-  startAnyReceiver,
-  startPagerDutyReceiver,
-} from '../../../../test-support/service-receivers.js';
-import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
+import { describe, expect, it } from 'vitest';
 import { RECEIVER_NETWORKS } from '../../../../test-support/webhook-receiver.js';
-import { createEmailSender } from '../../src/channels/email.js';
 import { escalationStartForBreaches } from '../../src/db/escalations.js';
 import { pagerDutyAcknowledgeRecord } from '../../src/db/pagerduty-events.js';
-import { createPool } from '../../src/db/pool.js';
 import { escalationLevelsSchema } from '../../src/domain/escalation-policy.js';
 import type { SlaBreachedEvent } from '../../src/events.js';
-import { createLogger } from '../../src/log.js';
 import type { Actor, ServiceContext } from '../../src/services/context.js';
 import { acknowledgeTicket, createEscalationPolicy } from '../../src/services/escalations.js';
 import { transitionTicket } from '../../src/services/ticket-transitions.js';
 import { getTicket } from '../../src/services/ticket-views.js';
-import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
 import { breachUnderPolicy } from '../support/breach-under-policy.js';
 import { eventually } from '../support/eventually.js';
+import { fallbackScene } from '../support/fallback-scene.js';
 import { agentInsert, calendarInsert24x7 } from '../support/fixtures.js';
-import { testDeliveries } from '../support/test-delivery.js';
-
-const SCALE = 0.01; // retry delays of 1 s -> 10 ms; a 60-minute fallback deadline -> 36 s
 
 type PagerDutyCall = { event_action: string; dedup_key: string; routing_key: string };
 
@@ -35,40 +23,7 @@ type PagerDutyCall = { event_action: string; dedup_key: string; routing_key: str
  * fallback's deadline to now instead of waiting for it.
  */
 describe('fallbacks cancelled by an acknowledgement or a resolution', async () => {
-  const db = await createTestDatabase({ template: 'stega' });
-  const pool = createPool(db.url, 6);
-  const smtp = await startSmtpSink();
-  const pagerDuty = await startPagerDutyReceiver();
-  const brokenHook = await startAnyReceiver();
-  brokenHook.down({ status: 500, body: 'broken' });
-  const email = createEmailSender({
-    smtpUrl: smtp.url,
-    from: 'stega@example.test',
-    mailDir: '/nonexistent',
-  });
-  const logger = createLogger('silent', 'test');
-  const delivery = testDeliveries({
-    pool,
-    email,
-    emailEndpoint: smtp.url,
-    pagerDutyEventsUrl: pagerDuty.urlOf('/v2/enqueue'),
-    timeScale: SCALE,
-    circuitFailures: 1000,
-    logger,
-  });
-  const retrier = startDeliveryRetrier({
-    pool,
-    delivery: delivery('retrier'),
-    concurrency: 8,
-    pollMs: 20,
-    probeSeconds: 10 * SCALE,
-    logger,
-  });
-  afterAll(async () => {
-    await retrier.stop();
-    email.close();
-    await Promise.all([pool.end(), smtp.stop(), pagerDuty.stop(), brokenHook.stop()]);
-  });
+  const { pool, pagerDuty, brokenHook, delivery, retrier } = await fallbackScene();
 
   const calendarId = await calendarInsert24x7(pool);
   const agentId = await agentInsert(pool, 'Carla Dias');

@@ -1,26 +1,17 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../../test-support/database.js';
 import {
   pagerDutyEventErrors,
-  startAnyReceiver,
-  startPagerDutyReceiver,
   startSlackReceiver,
   startTeamsReceiver,
 } from '../../../../test-support/service-receivers.js';
-import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import { FALLBACK_NOTE } from '../../src/channels/alert-facts.js';
-import { createEmailSender } from '../../src/channels/email.js';
 import { pagerDutyAcknowledgeRecord } from '../../src/db/pagerduty-events.js';
-import { createPool } from '../../src/db/pool.js';
 import type { SlaBreachedEvent } from '../../src/events.js';
-import { createLogger } from '../../src/log.js';
-import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
 import { breachUnderPolicy } from '../support/breach-under-policy.js';
 import { eventually } from '../support/eventually.js';
+import { FALLBACK_SCALE, fallbackScene } from '../support/fallback-scene.js';
 import { agentInsert, calendarInsert24x7 } from '../support/fixtures.js';
-import { testDeliveries } from '../support/test-delivery.js';
 
-const SCALE = 0.01; // retry delays of 1 s -> 10 ms; a 60-minute fallback deadline -> 36 s
 const KEY_PRIMARY_AND_FALLBACK = 'F0123456789abcdefABCDEF01234ffff';
 const KEY_NEVER = 'N0123456789abcdefABCDEF01234nnnn';
 
@@ -33,52 +24,12 @@ type PagerDutyCall = { event_action: string; dedup_key: string; routing_key: str
  * The tests move a fallback's deadline to now instead of waiting for it.
  */
 describe('fallbacks to Slack, Teams and PagerDuty', async () => {
-  const db = await createTestDatabase({ template: 'stega' });
-  const pool = createPool(db.url, 6);
-  const smtp = await startSmtpSink();
+  const { pool, pagerDuty, brokenHook, delivery, retrier } = await fallbackScene();
   const slack = await startSlackReceiver();
   const slackDown = await startSlackReceiver();
   slackDown.down({ status: 500, body: 'internal_error' });
   const teams = await startTeamsReceiver();
-  const pagerDuty = await startPagerDutyReceiver();
-  const brokenHook = await startAnyReceiver();
-  brokenHook.down({ status: 500, body: 'broken' });
-  const email = createEmailSender({
-    smtpUrl: smtp.url,
-    from: 'stega@example.test',
-    mailDir: '/nonexistent',
-  });
-  const logger = createLogger('silent', 'test');
-  const delivery = testDeliveries({
-    pool,
-    email,
-    emailEndpoint: smtp.url,
-    pagerDutyEventsUrl: pagerDuty.urlOf('/v2/enqueue'),
-    timeScale: SCALE,
-    circuitFailures: 1000,
-    logger,
-  });
-  const retrier = startDeliveryRetrier({
-    pool,
-    delivery: delivery('retrier'),
-    concurrency: 8,
-    pollMs: 20,
-    probeSeconds: 10 * SCALE,
-    logger,
-  });
-  afterAll(async () => {
-    await retrier.stop();
-    email.close();
-    await Promise.all([
-      pool.end(),
-      smtp.stop(),
-      slack.stop(),
-      slackDown.stop(),
-      teams.stop(),
-      pagerDuty.stop(),
-      brokenHook.stop(),
-    ]);
-  });
+  afterAll(() => Promise.all([slack.stop(), slackDown.stop(), teams.stop()]));
 
   const calendarId = await calendarInsert24x7(pool);
   const agentId = await agentInsert(pool, 'Carla Dias');
@@ -194,7 +145,7 @@ describe('fallbacks to Slack, Teams and PagerDuty', async () => {
          from stega.alert_deliveries where alert_type = 'breach' and alert_id = $1 and fallback`,
       [event.breach_id],
     );
-    expect(horizon.rows[0]?.s).toBeCloseTo(24 * 3600 * SCALE, 3);
+    expect(horizon.rows[0]?.s).toBeCloseTo(24 * 3600 * FALLBACK_SCALE, 3);
     // (acknowledged, answered or resolved before the deadline, it is cancelled at once:
     // fallback-cancel.test.ts)
     await passDeadline(event.breach_id);
