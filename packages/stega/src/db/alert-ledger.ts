@@ -285,10 +285,11 @@ export async function alertLedgerClaimDue(
   );
   await db.query(
     `with moot as (
-       select f.id, ${fallbackMootReason('f')} as reason
+       select f.id, m.reason
          from stega.alert_deliveries f
-        where f.status = 'scheduled' and f.next_attempt_at <= now()
-          and ${fallbackMootReason('f')} is not null
+        -- evaluated once per row (offset 0 keeps the planner from inlining it into both uses)
+        cross join lateral (select ${fallbackMootReason('f')} as reason offset 0) m
+        where f.status = 'scheduled' and f.next_attempt_at <= now() and m.reason is not null
         for update of f skip locked
      )
      update stega.alert_deliveries f
