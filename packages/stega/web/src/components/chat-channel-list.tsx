@@ -6,8 +6,7 @@ import type {
   SetChatChannels,
   Severity,
 } from './chat-channel-drafts.js';
-import { Field } from './field.js';
-import { TextField } from './form-fields.js';
+import { type Choice, SelectField, TextField } from './form-fields.js';
 
 const SECRET_INPUT = { type: 'password', autoComplete: 'off', spellCheck: false } as const;
 
@@ -141,11 +140,11 @@ export function ChatChannelListEditor({
   );
 }
 
-const SEVERITIES: { value: Severity; words: string }[] = [
-  { value: 'critical', words: 'Critical (pages the on-call person at once)' },
-  { value: 'error', words: 'Error' },
-  { value: 'warning', words: 'Warning' },
-  { value: 'info', words: 'Info' },
+const SEVERITIES: (Choice & { value: Severity })[] = [
+  { value: 'critical', label: 'Critical (pages the on-call person at once)' },
+  { value: 'error', label: 'Error' },
+  { value: 'warning', label: 'Warning' },
+  { value: 'info', label: 'Info' },
 ];
 
 /** The editor of PagerDuty services: name, integration key (a secret), severity. */
@@ -197,26 +196,15 @@ export function PagerDutyListEditor({
               onChange={(routing_key) => change(i, { routing_key })}
               input={SECRET_INPUT}
             />
-            <Field
+            <SelectField
               path={`${base}.breach_severity`}
               idPrefix={idPrefix}
               label={labelOf(owner, `${name} severity of a breach`)}
               issues={issues}
-            >
-              {(aria) => (
-                <select
-                  {...aria}
-                  value={row.breach_severity}
-                  onChange={(e) => change(i, { breach_severity: e.target.value as Severity })}
-                >
-                  {SEVERITIES.map((s) => (
-                    <option key={s.value} value={s.value}>
-                      {s.words}
-                    </option>
-                  ))}
-                </select>
-              )}
-            </Field>
+              value={row.breach_severity}
+              onChange={(severity) => change(i, { breach_severity: severity as Severity })}
+              choices={SEVERITIES}
+            />
             <RemoveButton
               name={name}
               owner={owner}

@@ -109,13 +109,7 @@ function InboxItem({
     <li className={entry.unread ? 'inbox-item unread' : 'inbox-item'} data-alert-id={a.id}>
       <div>
         <p className="inbox-title">
-          <span className={`badge alert-${a.alert_type}`}>
-            {a.alert_type === 'breach'
-              ? 'Breach'
-              : a.alert_type === 'escalation'
-                ? 'Escalation'
-                : 'Warning'}
-          </span>{' '}
+          <span className={`badge alert-${a.alert_type}`}>{label(a.alert_type)}</span>{' '}
           <Link to={`/tickets/${a.ticket_id}`}>
             #{a.ticket_id} {a.ticket_subject}
           </Link>

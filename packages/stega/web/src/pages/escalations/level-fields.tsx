@@ -1,7 +1,7 @@
 import type { Issue } from '../../api.js';
 import type { ChatChannelsDraft } from '../../components/chat-channel-drafts.js';
 import { ChatChannelFields } from '../../components/chat-channel-list.js';
-import { Field, FieldError, fieldId, issueAt } from '../../components/field.js';
+import { Field, FieldError, type FieldProps, fieldId, issueAt } from '../../components/field.js';
 import { TextField } from '../../components/form-fields.js';
 import type { Agent } from '../../types.js';
 import type { LevelDraft } from './draft.js';
@@ -112,40 +112,43 @@ function AgentTargets({ index: i, level, onChange, agents }: LevelProps & { agen
 /** The level's email addresses and webhook URLs. */
 function Recipients({ index: i, level, idPrefix, issues, onChange }: LevelProps) {
   const channels = `levels[${i}].targets.channels`;
+  const place = { idPrefix, issues };
   return (
     <div className="row">
-      <Field
+      <LinesField
+        {...place}
         path={`${channels}.email`}
-        idPrefix={idPrefix}
         label={`Level ${i} email addresses`}
-        issues={issues}
         hint="One a line."
-      >
-        {(aria) => (
-          <textarea
-            {...aria}
-            rows={2}
-            value={level.email}
-            onChange={(e) => onChange({ email: e.target.value })}
-          />
-        )}
-      </Field>
-      <Field
+        value={level.email}
+        onChange={(email) => onChange({ email })}
+      />
+      <LinesField
+        {...place}
         path={`${channels}.webhooks`}
-        idPrefix={idPrefix}
         label={`Level ${i} webhook URLs`}
-        issues={issues}
         hint="One a line; a URL kept keeps its secret."
-      >
-        {(aria) => (
-          <textarea
-            {...aria}
-            rows={2}
-            value={level.webhooks}
-            onChange={(e) => onChange({ webhooks: e.target.value })}
-          />
-        )}
-      </Field>
+        value={level.webhooks}
+        onChange={(webhooks) => onChange({ webhooks })}
+      />
     </div>
+  );
+}
+
+/** A two-line textarea of one entry a line, with its hint and its error beneath it. */
+function LinesField({
+  value,
+  onChange,
+  ...field
+}: Omit<FieldProps, 'children' | 'className'> & {
+  value: string;
+  onChange: (value: string) => void;
+}) {
+  return (
+    <Field {...field}>
+      {(aria) => (
+        <textarea {...aria} rows={2} value={value} onChange={(e) => onChange(e.target.value)} />
+      )}
+    </Field>
   );
 }
