@@ -38,6 +38,7 @@ revoke execute on function
   pgque._remove_member(int4, int4, int4),
   pgque._touch_member(int4, int4),
   pgque._writer_table(text),
+  pgque._tick_untaken(int4, bigint),
   pgque._writer_branches(int4[], int4[], text),
   pgque._create_event_writers(),
   pgque._write_event(int4, int4, text, text),

@@ -17,14 +17,14 @@ declare
   drawn bigint;
 begin
   select * into w from pgque._writer_table(insert_event_raw.queue_name);
-  drawn := pg_catalog.nextval(w.event_seq);
+  drawn := pg_catalog.nextval(pgque._queue_sequence(w.queue_id, 'id')::regclass);
   if w.insert_disabled then
     raise exception 'Insert into queue disallowed' using errcode = 'PQ006';
   end if;
   execute pg_catalog.format(
     'insert into %s (ev_id, ev_time, ev_owner, ev_retry, ev_type, ev_data, ev_extra1, ev_extra2, ev_extra3, ev_extra4)'
     ' values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
-    w.data_table)
+    pgque._event_table(w.queue_id, w.cur_table))
     using coalesce(insert_event_raw.ev_id, drawn), insert_event_raw.ev_time, insert_event_raw.ev_owner,
           insert_event_raw.ev_retry, insert_event_raw.ev_type, insert_event_raw.ev_data,
           insert_event_raw.ev_extra1, insert_event_raw.ev_extra2, insert_event_raw.ev_extra3,

@@ -72,14 +72,11 @@ begin
   values (q.queue_id, new_tick, seq_now);
   -- busy (ticker_max_count events) or nobody prompt-ticking it: its producers stop waking
   -- the leader ticker (ticker_prompt arms it again once it is quiet). Waiting for a live
-  -- consumer (the same test as ticker_prompt's), or just after ticks closer than max_lag
+  -- consumer (_tick_untaken, as in ticker_prompt), or just after ticks closer than max_lag
   -- (prompt ticks: the leader ticker paused once), it stays armed.
   if q.queue_ticker_wake and fresh > 0
      and (fresh >= q.queue_ticker_max_count
-          or (not exists (select 1 from pgque.subscription s
-                           where s.sub_queue = q.queue_id
-                             and coalesce(s.sub_next_tick, s.sub_last_tick) < last_tick.tick_id
-                             and s.sub_active > pg_catalog.now() - interval '1 second')
+          or (not pgque._tick_untaken(q.queue_id, last_tick.tick_id)
               and coalesce((select last_tick.tick_time - t.tick_time from pgque.tick t
                              where t.tick_queue = q.queue_id and t.tick_id < last_tick.tick_id
                              order by t.tick_id desc limit 1) >= q.queue_ticker_max_lag, true))) then

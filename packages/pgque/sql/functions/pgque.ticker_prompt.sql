@@ -100,10 +100,7 @@ begin
             when busy then 'disarm'
             -- a live consumer has not taken the newest tick yet: wait for it, so a slow
             -- consumer gets fewer, larger batches instead of a backlog of tiny ones
-            when exists (select 1 from pgque.subscription s
-                          where s.sub_queue = q.queue_id
-                            and coalesce(s.sub_next_tick, s.sub_last_tick) < last_tick.tick_id
-                            and s.sub_active > pg_catalog.now() - interval '1 second') then 'defer'
+            when pgque._tick_untaken(q.queue_id, last_tick.tick_id) then 'defer'
             else 'tick'
           end;
         end if;
