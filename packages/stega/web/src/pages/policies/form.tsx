@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { type FormEvent, useEffect, useState } from 'react';
+import { type FormEvent, useEffect, useMemo, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api } from '../../api.js';
 import { WithRecord } from '../../components/record-loading.js';
@@ -53,10 +53,9 @@ function PolicyForm({ id, policy, admin }: { id?: number; policy?: Policy; admin
   const editing = id !== undefined;
   const navigate = useNavigate();
   const [draft, setDraft] = useState<PolicyDraft>(() => (policy ? draftOf(policy) : NEW_POLICY));
-  const [original, setOriginal] = useState<PolicyDraft | undefined>(() =>
-    policy ? draftOf(policy) : undefined,
-  );
   const [loaded, setLoaded] = useState<Policy | undefined>(policy);
+  // what the saved policy holds, to send only what changed
+  const original = useMemo(() => (loaded ? draftOf(loaded) : undefined), [loaded]);
   const save = useSave([keys.policies]);
   const { issues, setSaved, busy, run } = save;
   const calendars = useQuery({ ...calendarsQuery(), refetchInterval: 60_000 });
@@ -102,7 +101,6 @@ function PolicyForm({ id, policy, admin }: { id?: number; policy?: Policy; admin
         const saved = await api<Policy>('PATCH', `/api/sla-policies/${id}`, body);
         setLoaded(saved);
         setDraft(draftOf(saved));
-        setOriginal(draftOf(saved));
         setSaved('Saved.');
       } else {
         body.alert_channels = newChannelsOf(draft);
