@@ -1,8 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
-import { calendarInsert } from '../../src/db/calendars.js';
 import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
-import { policyInsert } from '../../src/db/policies.js';
 import { createPool } from '../../src/db/pool.js';
 import { slaNextInstant } from '../../src/db/sla-deadline.js';
 import {
@@ -25,6 +23,7 @@ import { transitionTicket } from '../../src/services/ticket-transitions.js';
 import { getTicket } from '../../src/services/ticket-views.js';
 import { createTicket } from '../../src/services/tickets.js';
 import { TestClock } from '../http/app-fixture.js';
+import { soleEscalatingPolicy } from '../support/escalating-policy.js';
 import { agentInsert, publishedEvents } from '../support/fixtures.js';
 
 const minute = 60_000;
@@ -44,12 +43,6 @@ describe('escalation chains', async () => {
   const clock = new TestClock(new Date('2026-03-02T09:00:00Z'));
   const ctx: ServiceContext = { pool, now: clock.now, warningShare: 1 };
 
-  await pool.query('delete from stega.sla_policies');
-  const calendar = await calendarInsert(
-    pool,
-    { name: '24x7', time_zone: 'UTC', always_open: true, weekly_hours: {}, holidays: [] },
-    clock.now(),
-  );
   const assignee = await agentInsert(pool, 'Ana Assignee');
   const lead = await agentInsert(pool, 'Luis Lead');
   const member = await agentInsert(pool, 'Marta Member');
@@ -76,20 +69,7 @@ describe('escalation chains', async () => {
       },
     ]),
   });
-  const sla = await policyInsert(
-    pool,
-    {
-      name: 'normal',
-      priority: 'normal',
-      requester_org: null,
-      first_response_minutes: 60,
-      resolution_minutes: 100_000,
-      calendar_id: calendar.id,
-      alert_channels: { in_app: true },
-    },
-    clock.now(),
-  );
-  await updatePolicy(ctx, sla.id, { escalation_policy_id: escalation.id });
+  const sla = await soleEscalatingPolicy(ctx, escalation.id, { in_app: true });
 
   const newTicket = async () => {
     const ticket = await createTicket(ctx, admin, {

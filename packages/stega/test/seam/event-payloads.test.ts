@@ -2,9 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { createTestDatabase } from '../../../../test-support/database.js';
 import { breachRecordDue, warningRecordDue } from '../../src/db/breaches.js';
-import { calendarInsert } from '../../src/db/calendars.js';
 import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
-import { policyInsert } from '../../src/db/policies.js';
 import { createPool, inTransaction } from '../../src/db/pool.js';
 import { reportFiguresCompute, reportInsert } from '../../src/db/reports.js';
 import { escalationLevelsSchema } from '../../src/domain/escalation-policy.js';
@@ -23,9 +21,9 @@ import {
   createEscalationPolicy,
   listTicketEscalations,
 } from '../../src/services/escalations.js';
-import { updatePolicy } from '../../src/services/policies.js';
 import { createTicket } from '../../src/services/tickets.js';
 import { TestClock } from '../http/app-fixture.js';
+import { soleEscalatingPolicy } from '../support/escalating-policy.js';
 import {
   agentInsert,
   calendarInsert24x7,
@@ -109,12 +107,6 @@ describe('event payloads of escalations', async () => {
   const admin: Actor = { role: 'admin', name: 'admin', agentId: null, tokenId: null };
 
   it('ticket.sla_escalated and ticket.sla_acknowledged', async () => {
-    await pool.query('delete from stega.sla_policies');
-    const calendar = await calendarInsert(
-      pool,
-      { name: '24x7', time_zone: 'UTC', always_open: true, weekly_hours: {}, holidays: [] },
-      clock.now(),
-    );
     const assignee = await agentInsert(pool, 'Ana Assignee');
     const escalation = await createEscalationPolicy(ctx, {
       name: 'climb',
@@ -123,20 +115,7 @@ describe('event payloads of escalations', async () => {
         { delay_minutes: 30, targets: { assignee: true } },
       ]),
     });
-    const sla = await policyInsert(
-      pool,
-      {
-        name: 'normal',
-        priority: 'normal',
-        requester_org: null,
-        first_response_minutes: 60,
-        resolution_minutes: 100_000,
-        calendar_id: calendar.id,
-        alert_channels: { in_app: true },
-      },
-      clock.now(),
-    );
-    await updatePolicy(ctx, sla.id, { escalation_policy_id: escalation.id });
+    await soleEscalatingPolicy(ctx, escalation.id, { in_app: true });
     const ticket = await createTicket(ctx, admin, {
       subject: 'Mail server down',
       requester_name: 'Rui',

@@ -1,14 +1,11 @@
 import { afterAll } from 'vitest';
-import { createTestDatabase } from '../../../../test-support/database.js';
 import {
   startAnyReceiver,
   startPagerDutyReceiver,
 } from '../../../../test-support/service-receivers.js';
-import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
-import { createEmailSender } from '../../src/channels/email.js';
-import { createPool } from '../../src/db/pool.js';
 import { createLogger } from '../../src/log.js';
 import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
+import { mailScene } from './mail-scene.js';
 import { testDeliveries } from './test-delivery.js';
 
 /** Retry delays of 1 s become 10 ms; a 60-minute fallback deadline 36 s (tests move it). */
@@ -21,17 +18,10 @@ export const FALLBACK_SCALE = 0.01;
  * retry loop running; all stopped after the suite.
  */
 export async function fallbackScene() {
-  const db = await createTestDatabase({ template: 'stega' });
-  const pool = createPool(db.url, 6);
-  const smtp = await startSmtpSink();
+  const { pool, smtp, email } = await mailScene(6);
   const pagerDuty = await startPagerDutyReceiver();
   const brokenHook = await startAnyReceiver();
   brokenHook.down({ status: 500, body: 'broken' });
-  const email = createEmailSender({
-    smtpUrl: smtp.url,
-    from: 'stega@example.test',
-    mailDir: '/nonexistent',
-  });
   const logger = createLogger('silent', 'test');
   const delivery = testDeliveries({
     pool,
@@ -52,8 +42,7 @@ export async function fallbackScene() {
   });
   afterAll(async () => {
     await retrier.stop();
-    email.close();
-    await Promise.all([pool.end(), smtp.stop(), pagerDuty.stop(), brokenHook.stop()]);
+    await Promise.all([pagerDuty.stop(), brokenHook.stop()]);
   });
   return { pool, pagerDuty, brokenHook, delivery, retrier };
 }

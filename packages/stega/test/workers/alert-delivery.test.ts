@@ -1,32 +1,22 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../../test-support/database.js';
-import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import { startWebhookReceiver } from '../../../../test-support/webhook-receiver.js';
-import { createEmailSender } from '../../src/channels/email.js';
 import { webhookSignature } from '../../src/channels/webhook.js';
-import { createPool } from '../../src/db/pool.js';
 import { createLogger } from '../../src/log.js';
 import { endpointLabel, metricsText } from '../../src/metrics.js';
 import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
 import { breachUnderPolicy } from '../support/breach-under-policy.js';
 import { eventually } from '../support/eventually.js';
 import { agentInsert, calendarInsert24x7 } from '../support/fixtures.js';
+import { mailScene } from '../support/mail-scene.js';
 import { testDeliveries } from '../support/test-delivery.js';
 import { startHoldingReceiver } from '../ui/holding-webhook.js';
 
 const SCALE = 0.01; // 1 s -> 10 ms, 5 min -> 3 s
 
 describe('alert delivery', async () => {
-  const db = await createTestDatabase({ template: 'stega' });
-  const pool = createPool(db.url, 6);
-  const smtp = await startSmtpSink();
+  const { pool, smtp, email } = await mailScene(6);
   const hook = await startWebhookReceiver();
   const holding = await startHoldingReceiver();
-  const email = createEmailSender({
-    smtpUrl: smtp.url,
-    from: 'stega@example.test',
-    mailDir: '/nonexistent',
-  });
   const logger = createLogger('silent', 'test');
   const delivery = testDeliveries({
     pool,
@@ -53,8 +43,7 @@ describe('alert delivery', async () => {
   };
   afterAll(async () => {
     await Promise.all(retriers.map((r) => r.stop()));
-    email.close();
-    await Promise.all([pool.end(), smtp.stop(), hook.stop(), holding.stop()]);
+    await Promise.all([hook.stop(), holding.stop()]);
   });
 
   const calendarId = await calendarInsert24x7(pool);

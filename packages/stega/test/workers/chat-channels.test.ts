@@ -1,16 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../../test-support/database.js';
 import {
   pagerDutyEventErrors,
   startPagerDutyReceiver,
   startSlackReceiver,
   startTeamsReceiver,
 } from '../../../../test-support/service-receivers.js';
-import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import { RECEIVER_NETWORKS } from '../../../../test-support/webhook-receiver.js';
-import { createEmailSender } from '../../src/channels/email.js';
 import { pagerDutyAcknowledgeRecord } from '../../src/db/pagerduty-events.js';
-import { createPool } from '../../src/db/pool.js';
 import type { AlertChannelsInput } from '../../src/domain/index.js';
 import type { SlaBreachedEvent } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
@@ -18,6 +14,7 @@ import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
 import { breachUnderPolicy } from '../support/breach-under-policy.js';
 import { eventually } from '../support/eventually.js';
 import { agentInsert, calendarInsert24x7 } from '../support/fixtures.js';
+import { mailScene } from '../support/mail-scene.js';
 import { testDeliveries } from '../support/test-delivery.js';
 
 const SCALE = 0.01; // retry delays of 1 s -> 10 ms
@@ -25,17 +22,10 @@ const KEY_A = 'A0123456789abcdefABCDEF01234aaaa';
 const KEY_B = 'B0123456789abcdefABCDEF01234bbbb';
 
 describe('Slack, Teams and PagerDuty deliveries through the alert ledger', async () => {
-  const db = await createTestDatabase({ template: 'stega' });
-  const pool = createPool(db.url, 6);
-  const smtp = await startSmtpSink();
+  const { pool, smtp, email } = await mailScene(6);
   const slack = await startSlackReceiver();
   const teams = await startTeamsReceiver();
   const pagerDuty = await startPagerDutyReceiver();
-  const email = createEmailSender({
-    smtpUrl: smtp.url,
-    from: 'stega@example.test',
-    mailDir: '/nonexistent',
-  });
   const logger = createLogger('silent', 'test');
   const deliveries = testDeliveries({
     pool,
@@ -63,8 +53,7 @@ describe('Slack, Teams and PagerDuty deliveries through the alert ledger', async
   };
   afterAll(async () => {
     await Promise.all(retriers.map((r) => r.stop()));
-    email.close();
-    await Promise.all([pool.end(), smtp.stop(), slack.stop(), teams.stop(), pagerDuty.stop()]);
+    await Promise.all([slack.stop(), teams.stop(), pagerDuty.stop()]);
   });
 
   const calendarId = await calendarInsert24x7(pool);

@@ -1,17 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../../test-support/database.js';
 import {
   startPagerDutyReceiver,
   startSlackReceiver,
 } from '../../../../test-support/service-receivers.js';
-import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import { RECEIVER_NETWORKS } from '../../../../test-support/webhook-receiver.js';
-import { createEmailSender } from '../../src/channels/email.js';
-import { calendarInsert } from '../../src/db/calendars.js';
 import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
 import { pagerDutyAcknowledgeRecord } from '../../src/db/pagerduty-events.js';
-import { policyInsert } from '../../src/db/policies.js';
-import { createPool } from '../../src/db/pool.js';
 import { escalationLevelsSchema } from '../../src/domain/escalation-policy.js';
 import { slaAcknowledgedEvent, slaBreachedEvent, slaEscalatedEvent } from '../../src/events.js';
 import { checkSlaBreaches } from '../../src/jobs/check-sla-breaches.js';
@@ -23,13 +17,14 @@ import {
   createEscalationPolicy,
   listTicketEscalations,
 } from '../../src/services/escalations.js';
-import { updatePolicy } from '../../src/services/policies.js';
 import { transitionTicket } from '../../src/services/ticket-transitions.js';
 import { createTicket } from '../../src/services/tickets.js';
 import { AlertDelivery } from '../../src/workers/alert-delivery.js';
 import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
 import { TestClock } from '../http/app-fixture.js';
+import { soleEscalatingPolicy } from '../support/escalating-policy.js';
 import { agentInsert, publishedEvents } from '../support/fixtures.js';
+import { mailScene } from '../support/mail-scene.js';
 
 const KEY_SLA = 'S0123456789abcdefABCDEF01234sssa';
 const KEY_LEVEL = 'L0123456789abcdefABCDEF01234lllb';
@@ -44,16 +39,9 @@ type Event = { event_action: string; dedup_key: string; routing_key: string };
  * sla-breach-worker does on ticket.sla_acknowledged), and resolving the ticket resolves both.
  */
 describe('chat channels of escalations', async () => {
-  const db = await createTestDatabase({ template: 'stega' });
-  const pool = createPool(db.url, 6);
-  const smtp = await startSmtpSink();
+  const { pool, smtp, email } = await mailScene(6);
   const slack = await startSlackReceiver();
   const pagerDuty = await startPagerDutyReceiver();
-  const email = createEmailSender({
-    smtpUrl: smtp.url,
-    from: 'stega@example.test',
-    mailDir: '/nonexistent',
-  });
   const logger = createLogger('silent', 'test');
   const clock = new TestClock(new Date('2026-03-02T09:00:00Z'));
   const ctx: ServiceContext = {
@@ -92,16 +80,9 @@ describe('chat channels of escalations', async () => {
   });
   afterAll(async () => {
     await retrier.stop();
-    email.close();
-    await Promise.all([pool.end(), smtp.stop(), slack.stop(), pagerDuty.stop()]);
+    await Promise.all([slack.stop(), pagerDuty.stop()]);
   });
 
-  await pool.query('delete from stega.sla_policies');
-  const calendar = await calendarInsert(
-    pool,
-    { name: '24x7', time_zone: 'UTC', always_open: true, weekly_hours: {}, holidays: [] },
-    clock.now(),
-  );
   const assignee = await agentInsert(pool, 'Ana Assignee');
   const escalation = await createEscalationPolicy(ctx, {
     name: 'page the on-call',
@@ -118,24 +99,11 @@ describe('chat channels of escalations', async () => {
       { delay_minutes: 30, targets: { assignee: true } },
     ]),
   });
-  const sla = await policyInsert(
-    pool,
-    {
-      name: 'normal',
-      priority: 'normal',
-      requester_org: null,
-      first_response_minutes: 60,
-      resolution_minutes: 100_000,
-      calendar_id: calendar.id,
-      alert_channels: {
-        in_app: false,
-        slack: [{ url: slack.urlOf('/support') }],
-        pagerduty: [{ routing_key: KEY_SLA }],
-      },
-    },
-    clock.now(),
-  );
-  await updatePolicy(ctx, sla.id, { escalation_policy_id: escalation.id });
+  await soleEscalatingPolicy(ctx, escalation.id, {
+    in_app: false,
+    slack: [{ url: slack.urlOf('/support') }],
+    pagerduty: [{ routing_key: KEY_SLA }],
+  });
 
   it('acknowledge buttons, level pages, the acknowledgement mirrored and the resolve, each once', async () => {
     const ticket = await createTicket(ctx, admin, {

@@ -1,13 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../../test-support/database.js';
-import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import {
   RECEIVER_NETWORKS,
   startWebhookReceiver,
 } from '../../../../test-support/webhook-receiver.js';
-import { createEmailSender } from '../../src/channels/email.js';
 import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
-import { createPool } from '../../src/db/pool.js';
 import { escalationLevelsSchema } from '../../src/domain/escalation-policy.js';
 import { slaEscalatedEvent } from '../../src/events.js';
 import { checkSlaBreaches } from '../../src/jobs/check-sla-breaches.js';
@@ -21,6 +17,7 @@ import { AlertDelivery } from '../../src/workers/alert-delivery.js';
 import { TestClock } from '../http/app-fixture.js';
 import { deadlineFixture } from '../jobs/deadline-fixture.js';
 import { agentInsert, mailBodyOf, publishedEvents } from '../support/fixtures.js';
+import { mailScene } from '../support/mail-scene.js';
 
 /**
  * A fired level through the sla-breach-worker's delivery: its agents get an in-app alert and
@@ -29,18 +26,10 @@ import { agentInsert, mailBodyOf, publishedEvents } from '../support/fixtures.js
  * instant and level. An acknowledgement cancels the level's deliveries still retrying.
  */
 describe('escalation level delivery', async () => {
-  const db = await createTestDatabase({ template: 'stega' });
-  const pool = createPool(db.url, 4);
-  const smtp = await startSmtpSink();
+  const { pool, smtp, email } = await mailScene(4);
   const hook = await startWebhookReceiver();
-  const email = createEmailSender({
-    smtpUrl: smtp.url,
-    from: 'stega@example.test',
-    mailDir: '/nonexistent',
-  });
   afterAll(async () => {
-    email.close();
-    await Promise.all([pool.end(), smtp.stop(), hook.stop()]);
+    await hook.stop();
   });
   const links = await ackLinksOpen(pool, {
     publicUrl: 'https://help.example.test',

@@ -1,15 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../../test-support/database.js';
-import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import {
   RECEIVER_NETWORKS,
   startWebhookReceiver,
 } from '../../../../test-support/webhook-receiver.js';
-import { createEmailSender } from '../../src/channels/email.js';
 import { DeliveryClaimedError, reportDeliveryClaim } from '../../src/db/delivery-ledger.js';
-import { createPool } from '../../src/db/pool.js';
 import { type ActivityReportEvent, EVENT_VERSION } from '../../src/events.js';
 import { deliverReport, type ReportDeliveryDeps } from '../../src/workers/report-delivery.js';
+import { mailScene } from '../support/mail-scene.js';
 import { startHoldingReceiver } from '../ui/holding-webhook.js';
 
 /**
@@ -18,19 +15,11 @@ import { startHoldingReceiver } from '../ui/holding-webhook.js';
  * during a call, and once in effect.
  */
 describe('weekly report delivery', async () => {
-  const db = await createTestDatabase({ template: 'stega' });
-  const pool = createPool(db.url, 4);
-  const smtp = await startSmtpSink();
+  const { pool, smtp, email } = await mailScene(4);
   const hook = await startWebhookReceiver();
   const holding = await startHoldingReceiver();
-  const email = createEmailSender({
-    smtpUrl: smtp.url,
-    from: 'stega@example.test',
-    mailDir: '/nonexistent',
-  });
   afterAll(async () => {
-    email.close();
-    await Promise.all([pool.end(), smtp.stop(), hook.stop(), holding.stop()]);
+    await Promise.all([hook.stop(), holding.stop()]);
   });
 
   let periods = 0;

@@ -1,5 +1,4 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../../test-support/database.js';
 import {
   type ServiceCall,
   startAnyReceiver,
@@ -7,15 +6,13 @@ import {
   startSlackReceiver,
   startTeamsReceiver,
 } from '../../../../test-support/service-receivers.js';
-import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
-import { createEmailSender } from '../../src/channels/email.js';
-import { createPool } from '../../src/db/pool.js';
 import type { SlaBreachedEvent } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
 import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
 import { breachUnderPolicy } from '../support/breach-under-policy.js';
 import { eventually } from '../support/eventually.js';
 import { agentInsert, calendarInsert24x7 } from '../support/fixtures.js';
+import { mailScene } from '../support/mail-scene.js';
 import { testDeliveries } from '../support/test-delivery.js';
 
 /**
@@ -29,19 +26,12 @@ const SCALE = 0.01; // the retry schedule compressed: 1 s -> 10 ms; the horizon 
 const ROUTING_KEY = 'R0123456789abcdefABCDEF01234rrrr';
 
 describe('Retry-After on 429 and 503', async () => {
-  const db = await createTestDatabase({ template: 'stega' });
-  const pool = createPool(db.url, 6);
-  const smtp = await startSmtpSink();
+  const { pool, smtp, email } = await mailScene(6);
   const slack = await startSlackReceiver();
   const teams = await startTeamsReceiver();
   const pagerDuty = await startPagerDutyReceiver();
   const hooks = await startAnyReceiver();
   const oddHooks = await startAnyReceiver();
-  const email = createEmailSender({
-    smtpUrl: smtp.url,
-    from: 'stega@example.test',
-    mailDir: '/nonexistent',
-  });
   const logger = createLogger('silent', 'test');
   const deliveries = testDeliveries({
     pool,
@@ -55,10 +45,7 @@ describe('Retry-After on 429 and 503', async () => {
   const retriers: { stop(): Promise<void> }[] = [];
   afterAll(async () => {
     await Promise.all(retriers.map((r) => r.stop()));
-    email.close();
     await Promise.all([
-      pool.end(),
-      smtp.stop(),
       slack.stop(),
       teams.stop(),
       pagerDuty.stop(),
