@@ -165,6 +165,17 @@ describe('ticker() and the wake-up flag', () => {
 });
 
 describe('ticker_prompt: when an armed queue is busy', () => {
+  /** A ticking queue ticked again after 1,000 events, then armed with 20 events more. */
+  const armedWith20After1000 = async () => {
+    const { q, first } = await tickingQueue();
+    await sendBatch(pool, q, payloads(1_000));
+    const second = await ticker(pool, q);
+    if (second === null) throw new Error('ticker() did not tick');
+    await arm(q);
+    await sendBatch(pool, q, payloads(20));
+    return { q, first, second };
+  };
+
   it('90 events 3 ms after a tick, slow over the last second: ticked, still armed', async () => {
     const { q, first } = await tickingQueue();
     await arm(q);
@@ -188,24 +199,14 @@ describe('ticker_prompt: when an armed queue is busy', () => {
   it('20 events since a tick 3 ms old, 1,020 since one 200 ms old: disarmed', async () => {
     // a steady rate above 2,000/s, ticked often: each prompt sees a few events, the ticks
     // of the last 200 ms saw 5,100/s
-    const { q, first } = await tickingQueue();
-    await sendBatch(pool, q, payloads(1_000));
-    const second = await ticker(pool, q);
-    if (second === null) throw new Error('ticker() did not tick');
-    await arm(q);
-    await sendBatch(pool, q, payloads(20));
+    const { q, first, second } = await armedWith20After1000();
     expect(await promptWithAges(q, { [first]: 200, [second]: 3 })).toBe(0);
     expect(await lastTick(q)).toBe(second);
     expect(await armed(q)).toBe(false);
   });
 
   it('the same events over 600 ms (1,700/s): ticked, still armed', async () => {
-    const { q, first } = await tickingQueue();
-    await sendBatch(pool, q, payloads(1_000));
-    const second = await ticker(pool, q);
-    if (second === null) throw new Error('ticker() did not tick');
-    await arm(q);
-    await sendBatch(pool, q, payloads(20));
+    const { q, first, second } = await armedWith20After1000();
     expect(await promptWithAges(q, { [first]: 600, [second]: 3 })).toBe(1);
     expect(await armed(q)).toBe(true);
   });
