@@ -7,7 +7,11 @@ export default defineConfig({
     alias: { '@stega/pgque': path.resolve('packages/pgque/src/index.ts') },
   },
   test: {
-    include: ['packages/*/test/**/*.test.ts'],
+    include: [
+      'packages/*/test/**/*.test.ts',
+      'scripts/test/**/*.test.ts',
+      'test-support/**/*.test.ts',
+    ],
     globalSetup: ['test-support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -23,7 +23,6 @@
 
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { migrate, NOTIFICATIONS_QUEUE, SLA_GROUP } from '../packages/stega/src/db/migrate.js';
@@ -33,13 +32,21 @@ import {
   killAllChildren,
   type StegaChild,
   spawnStega,
-  waitFor,
 } from '../packages/stega/test/deploy/processes.js';
 import { ticketsDueInsert } from '../packages/stega/test/deploy/workload.js';
-import { startTestServer } from '../test-support/postgres-server.js';
+import { eventually } from '../test-support/eventually.js';
+import { freePort, startTestServer } from '../test-support/postgres-server.js';
 import { RECEIVER_NETWORKS, startWebhookReceiver } from '../test-support/webhook-receiver.js';
 import { withDatabase } from './database.js';
-import { benchOptions, loadAverage, machine, median, printTable, writeResult } from './report.js';
+import {
+  benchOptions,
+  loadAverage,
+  machine,
+  median,
+  printTable,
+  secondsSummary,
+  writeResult,
+} from './report.js';
 
 const ADMIN_TOKEN = `bench-${randomBytes(16).toString('hex')}`;
 const args = process.argv.slice(2);
@@ -70,15 +77,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 process.on('SIGINT', () => {
   void killAllChildren().then(() => process.exit(130));
 });
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 interface Setup {
   url: string;
@@ -131,17 +129,16 @@ async function setUp(workers: number, withWeb: boolean): Promise<Setup> {
     children.push(child);
     web = `http://127.0.0.1:${port}`;
     const base = web;
-    await waitFor(
+    await eventually(
       async () => (await fetch(`${base}/healthz`).catch(() => null))?.ok,
       'web to answer',
-      120_000,
-      250,
+      { timeoutMs: 120_000, intervalMs: 250 },
     ).catch((error: unknown) => {
       console.error(child.output().slice(-4000));
       throw error;
     });
   }
-  await waitFor(
+  await eventually(
     async () => {
       const { rows } = await pool.query(
         "select count(*)::int as n from pgque.get_consumer_info($1) where consumer_name like $2 || '.%'",
@@ -150,8 +147,7 @@ async function setUp(workers: number, withWeb: boolean): Promise<Setup> {
       return Number(rows[0]?.n) === workers;
     },
     `${workers} members to register`,
-    120_000,
-    250,
+    { timeoutMs: 120_000, intervalMs: 250 },
   ).catch((error: unknown) => {
     for (const child of children) console.error(child.command, child.output().slice(-3000));
     throw error;
@@ -178,17 +174,12 @@ async function tearDown(setup: Setup): Promise<void> {
   await admin.end();
 }
 
-/** p50 / p99 / max of milliseconds, as seconds. */
-function summary(millis: number[]) {
-  const sorted = [...millis].sort((a, b) => a - b);
-  const at = (q: number) =>
-    sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
-  return { p50: at(0.5) / 1000, p99: at(0.99) / 1000, max: (sorted.at(-1) ?? 0) / 1000 };
-}
-
 /** Waits for `count` distinct alerts at the receiver; lateness of each (2xx − due_at). */
 async function lateness(setup: Setup, count: number, timeoutMs: number) {
-  await waitFor(() => setup.hook.countsByKey().size >= count, `${count} webhooks`, timeoutMs, 100);
+  await eventually(() => setup.hook.countsByKey().size >= count, `${count} webhooks`, {
+    timeoutMs: timeoutMs,
+    intervalMs: 100,
+  });
   const first = new Map<string, { at: number; due: number }>();
   for (const call of setup.hook.received) {
     const key = String(call.headers['idempotency-key']);
@@ -207,9 +198,9 @@ async function lateness(setup: Setup, count: number, timeoutMs: number) {
   );
   const duplicates = setup.hook.received.length - first.size;
   return {
-    delivered: summary(delivered),
-    detected: summary(rows.map((row) => Number(row.ms))),
-    recorded: summary(recorded.rows.map((row) => Number(row.ms))),
+    delivered: secondsSummary(delivered),
+    detected: secondsSummary(rows.map((row) => Number(row.ms))),
+    recorded: secondsSummary(recorded.rows.map((row) => Number(row.ms))),
     duplicates,
   };
 }

@@ -21,6 +21,13 @@
  * worker processes as NODE_OPTIONS, e.g. `--import ./profile-hook.mjs`; Node 20 refuses
  * `--cpu-prof` there).
  *
+ * Issue 22 adds the cluster storm: 10,000 breaches due at the same instant (20 s ahead, made
+ * as alert-lateness's storm makes them), detected and delivered by `stega cluster
+ * --sla-workers 4` to one webhook receiver that answers 204 at once; due → the receiver's
+ * first 2xx per alert, p50 / p99 / max (target p99 ≤ 3 s on 2 cores). Alone:
+ * `npm run bench -- delivery-throughput --cluster-storm-only` (`--quick`: 1,000 breaches;
+ * BENCH_CLUSTER_OUTPUT=<file>: the cluster's log is written there, for a look at what happened).
+ *
  * Run: `npm run bench -- delivery-throughput [--quick] [--runs N] [--latency-only]`. Needs the embedded
  * server (DATABASE_URL is ignored: the restart figure restarts the server).
  */
@@ -32,18 +39,19 @@ import { performance } from 'node:perf_hooks';
 import { breachRecordDue } from '../packages/stega/src/db/breaches.js';
 import { migrate, NOTIFICATIONS_QUEUE, SLA_GROUP } from '../packages/stega/src/db/migrate.js';
 import { createPool, inTransaction } from '../packages/stega/src/db/pool.js';
+import { slaDeadlineArm } from '../packages/stega/src/db/sla-deadline.js';
 import {
   killAllChildren,
   type StegaChild,
   spawnStega,
-  waitFor,
 } from '../packages/stega/test/deploy/processes.js';
 import {
   type AlertPolicy,
   alertPolicyInsert,
   ticketsDueInsert,
 } from '../packages/stega/test/deploy/workload.js';
-import { startTestServer } from '../test-support/postgres-server.js';
+import { eventually, PROCESS_PATIENCE } from '../test-support/eventually.js';
+import { freePort, startTestServer } from '../test-support/postgres-server.js';
 import { startSmtpSink } from '../test-support/smtp-sink.js';
 import { startWebhookReceiver } from '../test-support/webhook-receiver.js';
 import { withDatabase } from './database.js';
@@ -65,6 +73,7 @@ const options = benchOptions(
     .filter(
       (arg) =>
         arg !== '--latency-only' &&
+        arg !== '--cluster-storm-only' &&
         !arg.startsWith('--latency-ms=') &&
         !arg.startsWith('--concurrency='),
     ),
@@ -80,6 +89,9 @@ const slowHooks = new Map<number, Awaited<ReturnType<typeof startWebhookReceiver
 for (const delayMs of new Set([5, 50, ...LATENCIES]))
   slowHooks.set(delayMs, await startWebhookReceiver({ delayMs }));
 const LATENCY_ONLY = process.argv.includes('--latency-only');
+const CLUSTER_STORM_ONLY = process.argv.includes('--cluster-storm-only');
+const CLUSTER_STORM = options.quick ? 1_000 : 10_000;
+const CLUSTER_WORKERS = 4;
 const LATENCY_BREACHES = options.quick ? 400 : 2000;
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stega-bench-delivery-'));
 let databases = 0;
@@ -133,11 +145,10 @@ async function setUp(
   for (let i = 1; i <= members; i++) {
     workers.set(`b${i}`, spawnStega(['sla-breach-worker'], { ...env, SUBCONSUMER_NAME: `b${i}` }));
   }
-  await waitFor(
+  await eventually(
     async () => (await memberCount(pool)) === members,
     `${members} members to register`,
-    120_000,
-    250,
+    { timeoutMs: 120_000, intervalMs: 250 },
   );
   return { url, pool, policy, ticker, workers, env };
 }
@@ -182,11 +193,10 @@ async function throughput(members: number, pageSize: number, channels: Channels)
     await sleep(1_000); // let the members settle into waiting for ticks
     await publishBurst(setup, BREACHES);
     const start = performance.now(); // from the publishing commit
-    await waitFor(
+    await eventually(
       async () => (await deliveredCount(setup.pool)) === BREACHES * perAlert,
       'every delivery',
-      600_000,
-      50,
+      { timeoutMs: 600_000, intervalMs: 50 },
     );
     const millis = performance.now() - start;
     const { rows } = await setup.pool.query(
@@ -219,11 +229,10 @@ async function latencyThroughput(delayMs: number, concurrency: number) {
     await sleep(1_000);
     await publishBurst(setup, LATENCY_BREACHES);
     const start = performance.now(); // from the publishing commit
-    await waitFor(
+    await eventually(
       async () => (await deliveredCount(setup.pool)) === LATENCY_BREACHES * 2,
       'every delivery',
-      600_000,
-      50,
+      { timeoutMs: 600_000, intervalMs: 50 },
     );
     const millis = performance.now() - start;
     // how the drain splits: the last delivery recorded (claimed) and the last delivered,
@@ -262,7 +271,7 @@ async function takeoverLatencies(): Promise<number[]> {
   try {
     for (let k = 0; k < KILLS; k++) {
       await sleep(2_000);
-      const { name, batch } = await waitFor(
+      const { name, batch } = await eventually(
         async () => {
           const { rows } = await setup.pool.query(
             `select consumer_name, current_batch from pgque.get_consumer_info($1)
@@ -281,15 +290,14 @@ async function takeoverLatencies(): Promise<number[]> {
             : undefined;
         },
         'a member holding a batch',
-        60_000,
-        20,
+        { timeoutMs: 60_000, intervalMs: 20 },
       );
       const victim = setup.workers.get(name) as StegaChild;
       const killedAt = Date.now();
       victim.signal('SIGKILL');
       await victim.exited;
       setup.workers.delete(name);
-      const takenAt = await waitFor(
+      const takenAt = await eventually(
         async () => {
           const { rows } = await setup.pool.query(
             `select taken_at from pgque.get_coop_takeovers($1, $2, 100)
@@ -299,8 +307,7 @@ async function takeoverLatencies(): Promise<number[]> {
           return rows[0] ? (rows[0].taken_at as Date).getTime() : undefined;
         },
         `the takeover of ${name}'s batch`,
-        120_000,
-        20,
+        { timeoutMs: 120_000, intervalMs: 20 },
       );
       latencies.push(takenAt - killedAt);
       const fresh = `b${++generation}`;
@@ -323,11 +330,15 @@ async function restartRecovery() {
   const stop = new AbortController();
   const load = steadyLoad(setup, stop.signal);
   try {
-    await waitFor(async () => (await deliveredCount(setup.pool)) > 100, 'deliveries under way');
+    await eventually(
+      async () => (await deliveredCount(setup.pool)) > 100,
+      'deliveries under way',
+      PROCESS_PATIENCE,
+    );
     const began = Date.now();
     await server.restart();
     const up = Date.now();
-    const firsts = await waitFor(
+    const firsts = await eventually(
       async () => {
         const { rows } = await setup.pool
           .query(
@@ -341,8 +352,7 @@ async function restartRecovery() {
           : undefined;
       },
       'every worker delivering again',
-      120_000,
-      20,
+      { timeoutMs: 120_000, intervalMs: 20 },
     );
     return {
       restartMs: up - began,
@@ -356,8 +366,152 @@ async function restartRecovery() {
   }
 }
 
+/** p50 / p99 / max of milliseconds, as seconds. */
+function quantiles(millis: number[]) {
+  const sorted = [...millis].sort((a, b) => a - b);
+  const at = (q: number) =>
+    sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
+  return { p50: at(0.5) / 1000, p99: at(0.99) / 1000, max: (sorted.at(-1) ?? Number.NaN) / 1000 };
+}
+
+/**
+ * The cluster storm: `CLUSTER_STORM` clocks due at one instant 20 s ahead, detected by the
+ * cluster's `stega jobs` and delivered by its `CLUSTER_WORKERS` sla-breach-workers to one
+ * receiver answering 204 at once. Lateness: due → the receiver's first 2xx of each alert;
+ * also due → detection and due → the ledger record (the part before the call).
+ */
+async function clusterStorm() {
+  const name = `delivery_${process.pid}_${++databases}`;
+  const admin = createPool(server.adminUrl, 1);
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = withDatabase(server.adminUrl, name);
+  const pool = createPool(url, 4);
+  const receiver = await startWebhookReceiver();
+  let cluster: StegaChild | undefined;
+  try {
+    await migrate(pool, { coopPageSize: PAGE_SIZE });
+    const policy = await alertPolicyInsert(pool, {
+      in_app: false,
+      webhooks: [{ url: receiver.url }],
+    });
+    const port = await freePort();
+    cluster = spawnStega(['cluster', '--sla-workers', String(CLUSTER_WORKERS)], {
+      DATABASE_URL: url,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      STEGA_DATA_DIR: dataDir,
+      STEGA_ADMIN_TOKEN: 'bench-cluster-token-0123456789abcdef',
+      SMTP_URL: smtp.url,
+      SLA_WARNING_SHARE: '1', // one instant per clock: its due
+      LOG_LEVEL: 'warn',
+    });
+    const running = cluster;
+    await eventually(
+      async () =>
+        (await memberCount(pool)) === CLUSTER_WORKERS &&
+        (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok,
+      `the cluster with ${CLUSTER_WORKERS} members to come up`,
+      { timeoutMs: 180_000, intervalMs: 250 },
+    ).catch((error: unknown) => {
+      console.error(running.output().slice(-4000));
+      throw error;
+    });
+    await sleep(2_000); // every process settles into waiting
+    const due = new Date(Date.now() + 20_000);
+    for (let made = 0; made < CLUSTER_STORM; made += 2_500) {
+      await inTransaction(pool, async (tx) => {
+        await ticketsDueInsert(tx, policy, Math.min(2_500, CLUSTER_STORM - made), due, 'Storm');
+        await slaDeadlineArm(tx, due);
+      });
+    }
+    if (Date.now() > due.getTime()) throw new Error('the storm took longer to make than its lead');
+    await eventually(
+      () => receiver.countsByKey().size >= CLUSTER_STORM,
+      `${CLUSTER_STORM} alerts at the receiver`,
+      { timeoutMs: 900_000, intervalMs: 100 },
+    );
+    const first = new Map<string, number>();
+    for (const call of receiver.received) {
+      const key = String(call.headers['idempotency-key']);
+      if (first.has(key)) continue;
+      const body = JSON.parse(call.body) as { data: { due_at: string } };
+      first.set(key, call.at - Date.parse(body.data.due_at));
+    }
+    const detected = await pool.query(
+      `select (extract(epoch from detected_at - due_at) * 1000)::float8 as ms from stega.sla_breaches`,
+    );
+    const recorded = await pool.query(
+      `select (extract(epoch from d.created_at - b.due_at) * 1000)::float8 as ms
+         from stega.alert_deliveries d join stega.sla_breaches b on b.id = d.alert_id
+        where d.alert_type = 'breach' and d.channel = 'webhook'`,
+    );
+    return {
+      delivered: quantiles([...first.values()]),
+      detected: quantiles(detected.rows.map((row) => Number(row.ms))),
+      recorded: quantiles(recorded.rows.map((row) => Number(row.ms))),
+      resends: receiver.received.length - first.size,
+    };
+  } finally {
+    if (process.env.BENCH_CLUSTER_OUTPUT && cluster) {
+      (await import('node:fs')).writeFileSync(process.env.BENCH_CLUSTER_OUTPUT, cluster.output());
+    }
+    await cluster?.stop('SIGINT', 60_000);
+    await pool.end();
+    await receiver.stop();
+    const drop = createPool(server.adminUrl, 1);
+    await drop.query(`drop database if exists ${name} with (force)`);
+    await drop.end();
+  }
+}
+
+/** Runs the cluster storm `options.runs` times and prints its table. */
+async function clusterStorms() {
+  const runs: Awaited<ReturnType<typeof clusterStorm>>[] = [];
+  for (let r = 0; r < options.runs; r++) {
+    const run = await clusterStorm();
+    console.log(JSON.stringify(run));
+    runs.push(run);
+  }
+  const pick = (f: (x: (typeof runs)[number]) => number) => median(runs.map(f)).toFixed(2);
+  printTable(
+    `Cluster storm: ${CLUSTER_STORM} breaches due at once, stega cluster --sla-workers ${CLUSTER_WORKERS}, one webhook receiver (due → 2xx, s)`,
+    [
+      {
+        runs: runs.length,
+        'p50 s': pick((x) => x.delivered.p50),
+        'p99 s': pick((x) => x.delivered.p99),
+        'max s': pick((x) => x.delivered.max),
+        'detect p99 s': pick((x) => x.detected.p99),
+        'recorded p50 s': pick((x) => x.recorded.p50),
+        'recorded p99 s': pick((x) => x.recorded.p99),
+        resends: median(runs.map((x) => x.resends)),
+      },
+    ],
+  );
+  return runs;
+}
+
 try {
   const loadBefore = loadAverage();
+  if (CLUSTER_STORM_ONLY) {
+    console.log(`delivery-throughput, cluster storm only; load ${loadBefore}`);
+    const storms = await clusterStorms();
+    const loadAfter = loadAverage();
+    console.log(`\nload average before ${loadBefore}, after ${loadAfter}`);
+    writeResult('delivery-throughput-cluster-storm', {
+      breaches: CLUSTER_STORM,
+      workers: CLUSTER_WORKERS,
+      runs: storms,
+      machine: machine(),
+      loadAverage: { before: loadBefore, after: loadAfter },
+    });
+    await killAllChildren();
+    await Promise.all([smtp.stop(), hook.stop(), ...[...slowHooks.values()].map((h) => h.stop())]);
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    process.exit(0);
+  }
   console.log(
     `delivery-throughput: ${BREACHES} breaches, webhook +5 ms, runs ${options.runs}; load ${loadBefore}`,
   );
@@ -453,9 +607,12 @@ try {
     },
   ]);
 
+  const storms = await clusterStorms();
+
   const loadAfter = loadAverage();
   console.log(`\nload average before ${loadBefore}, after ${loadAfter}`);
   writeResult('delivery-throughput', {
+    clusterStorm: storms,
     breaches: BREACHES,
     webhookDelayMs: 5,
     deadIntervalSeconds: DEAD_INTERVAL_S,

@@ -32,6 +32,14 @@ export function median(values: number[]): number {
     : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
+/** p50 / p99 / max of milliseconds, as seconds (nearest rank; 0 for none). */
+export function secondsSummary(millis: number[]): { p50: number; p99: number; max: number } {
+  const sorted = [...millis].sort((a, b) => a - b);
+  const at = (q: number) =>
+    sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
+  return { p50: at(0.5) / 1000, p99: at(0.99) / 1000, max: (sorted.at(-1) ?? 0) / 1000 };
+}
+
 /** The machine and its load, recorded next to every set of figures. */
 export function machine(): Record<string, unknown> {
   const cpus = os.cpus();

@@ -19,10 +19,16 @@ const BENCHMARKS = [
   'queue-throughput',
   'coop-scaling',
   'coop-paging',
+  'partitions',
+  'send-idem',
   'latency',
   'delivery-throughput',
   'alert-lateness',
   'ticket-lists',
+  'replies-out',
+  'ticket-detail',
+  'on-call',
+  'page-people',
 ];
 const VALUE_OPTIONS = new Set(['--runs']);
 

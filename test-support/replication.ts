@@ -19,7 +19,11 @@ import {
   type RunAs,
   reachableBinaries,
 } from '../packages/stega/src/db/postgres-server.js';
+import { eventually } from './eventually.js';
 import { freePort } from './postgres-server.js';
+
+/** How long the set-up waits for the standby: up to a minute, looking every 100 ms. */
+const REPLICATION_PATIENCE = { timeoutMs: 60_000, intervalMs: 100 };
 
 /**
  * A primary and a streaming standby made from the embedded package's own server binaries
@@ -286,12 +290,20 @@ export async function startReplicatedPair(
     );
     return rows[0] as { state: string; sync_state: string } | undefined;
   };
-  await until(async () => (await streaming())?.state === 'streaming', 'the standby to stream');
+  await eventually(
+    async () => (await streaming())?.state === 'streaming',
+    'the standby to stream',
+    REPLICATION_PATIENCE,
+  );
   if (options.synchronous) {
     await admin.query(`alter system set synchronous_standby_names = '${STANDBY_NAME}'`);
     await admin.query("alter system set synchronous_commit = 'on'");
     await admin.query('select pg_reload_conf()');
-    await until(async () => (await streaming())?.sync_state === 'sync', 'synchronous replication');
+    await eventually(
+      async () => (await streaming())?.sync_state === 'sync',
+      'synchronous replication',
+      REPLICATION_PATIENCE,
+    );
   }
   await admin.end();
 
@@ -301,12 +313,16 @@ export async function startReplicatedPair(
     await Promise.all([p.connect(), s.connect()]);
     try {
       const lsn = (await p.query('select pg_current_wal_flush_lsn()::text as lsn')).rows[0]?.lsn;
-      await until(async () => {
-        const { rows } = await s.query('select pg_last_wal_replay_lsn() >= $1::pg_lsn as done', [
-          lsn,
-        ]);
-        return rows[0]?.done === true;
-      }, 'the standby to catch up');
+      await eventually(
+        async () => {
+          const { rows } = await s.query('select pg_last_wal_replay_lsn() >= $1::pg_lsn as done', [
+            lsn,
+          ]);
+          return rows[0]?.done === true;
+        },
+        'the standby to catch up',
+        REPLICATION_PATIENCE,
+      );
     } finally {
       await Promise.all([p.end(), s.end()]);
     }
@@ -335,14 +351,6 @@ export async function startReplicatedPair(
       rmSync(workDir, { recursive: true, force: true });
     },
   };
-}
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 export interface TcpProxy {

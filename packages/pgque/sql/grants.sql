@@ -39,13 +39,24 @@ revoke execute on function
   pgque._touch_member(int4, int4),
   pgque._writer_table(text),
   pgque._tick_untaken(int4, bigint),
+  pgque._tick_taken(int4, bigint),
+  pgque._tick_taken_next(int4, bigint),
+  pgque._wake_ticker_near(int4, bigint, bigint),
   pgque._writer_branches(int4[], int4[], text),
   pgque._create_event_writers(),
   pgque._write_event(int4, int4, text, text),
   pgque._write_event(int4, int4, text, text[]),
+  pgque._write_event(int4, int4, bigint, text, text, text),
+  pgque._partition_lookup(text, text, int4, int4),
+  pgque._pin_partition_consumer(text, text, int4),
+  pgque._slot_lease(text, text, int4, int4, text),
+  pgque._settle_parked(int4, text, int4, text, bigint, bigint, bigint, bigint, interval, text),
+  pgque._park_lapsed_slots(int4, bigint),
   pgque._window_event_tables(int4, bigint, bigint),
   pgque._window_event_sql(int4, int4, bigint, bigint, bigint, bigint)
 from pgque_admin;
+-- idempotency keys may carry business identifiers: no role reads them, not even admins
+revoke all on pgque.idem from pgque_admin;
 
 -- Readers see the metadata and dead letters; event tables are granted per queue.
 grant select on pgque.config, pgque.queue, pgque.consumer, pgque.subscription, pgque.tick,
@@ -55,6 +66,7 @@ grant select on pgque.config, pgque.queue, pgque.consumer, pgque.subscription, p
 -- Consumer side.
 grant execute on function
   pgque.version(),
+  pgque.api_level(),
   pgque.get_queue_info(),
   pgque.get_queue_info(text),
   pgque.get_consumer_info(),
@@ -87,8 +99,20 @@ grant execute on function
   pgque.receive_coop(text, text, text, int, interval),
   pgque.touch_subconsumer(text, text, text),
   pgque.get_consumer_config(text, text),
-  pgque.get_coop_takeovers(text, text, int)
+  pgque.get_coop_takeovers(text, text, int),
+  pgque.subscribe_partitioned(text, text, integer),
+  pgque.subscribe_slot(text, text, integer, integer),
+  pgque.unsubscribe_slot(text, text, integer),
+  pgque.claim_slot(text, text, integer, text, interval),
+  pgque.release_slot(text, text, integer, text),
+  pgque.receive_partitioned(text, text, integer, integer, text, integer),
+  pgque.ack_partitioned(text, text, integer, integer, text),
+  pgque.nack_partitioned(text, text, integer, integer, text, pgque.message, interval, text),
+  pgque.reject_partitioned(text, text, integer, integer, text, pgque.message, text),
+  pgque.touch_partition_worker(text, text, text, interval),
+  pgque.remove_partition_worker(text, text, text)
 to pgque_reader;
+grant select on pgque.partition_slot_status to pgque_reader;
 
 -- Producer side.
 grant execute on function
@@ -98,6 +122,10 @@ grant execute on function
   pgque.send(text, text),
   pgque.send(text, text, jsonb),
   pgque.send(text, text, text),
+  pgque.send(text, text, jsonb, text),
+  pgque.send(text, text, text, text),
+  pgque.send_idem(text, text, jsonb, text, interval, text),
+  pgque.send_idem(text, text, text, text, interval, text),
   pgque.send_batch(text, jsonb[]),
   pgque.send_batch(text, text[]),
   pgque.send_batch(text, text, jsonb[]),

@@ -79,6 +79,7 @@ export abstract class ConsumerLoop {
   private stopping: Promise<void> | null = null;
   private current: { stop: AbortController; done: Promise<void> } | null = null;
   private unlisten: (() => Promise<void>) | null = null;
+  private batchInHand: AbortController | null = null;
 
   protected constructor(
     runtime: PgqueRuntime,
@@ -312,25 +313,45 @@ export abstract class ConsumerLoop {
    * After an empty fetch: is the cursor still behind the newest tick? (An empty window is
    * finished by the engine and also returns nothing, so emptiness alone is no proof.)
    */
-  private ticksPending(): Promise<boolean> {
+  protected ticksPending(): Promise<boolean> {
     return ticksPending(this.runtime.pool, this.queue, this.name);
+  }
+
+  /** Nacks `nacks` and acks the batch, all or nothing: the ack result (1, or 0). */
+  protected settleBatch(batchId: bigint, nacks: NackRequest[]): Promise<number> {
+    return settle(this.runtime.pool, batchId, nacks);
+  }
+
+  /**
+   * Gives up the batch in hand: its handlers' signal is aborted and no further event of it
+   * starts; the events left are settled as handed back (`settleBatch` decides what that
+   * does). For a consumer that learns the batch is no longer its own.
+   */
+  protected abandonBatch(reason: string): void {
+    this.batchInHand?.abort(new Error(reason));
+  }
+
+  /** What handlers of this consumer's batches are told besides the base context. */
+  protected handlerContext(base: HandlerContext): HandlerContext {
+    return base;
   }
 
   private async processBatch(messages: Message[], stop: AbortSignal): Promise<void> {
     const batchId = (messages[0] as Message).batchId;
     const handBack = new AbortController();
+    this.batchInHand = handBack;
     const onStopSignal = () => {
       if (this.onStop === 'handBack') handBack.abort(new Error('consumer stopping'));
     };
     if (stop.aborted) onStopSignal();
     else stop.addEventListener('abort', onStopSignal, { once: true });
-    const context: HandlerContext = {
+    const context = this.handlerContext({
       signal: handBack.signal,
       queue: this.queue,
       consumer: this.name,
       subconsumer: this.subconsumerName,
       logger: this.logger,
-    };
+    });
     this.batchStarted();
     try {
       const outcomes = await runBatch(
@@ -346,6 +367,7 @@ export abstract class ConsumerLoop {
       }
       await this.settle(batchId, nacks, stop);
     } finally {
+      this.batchInHand = null;
       stop.removeEventListener('abort', onStopSignal);
       await this.batchEnded();
     }
@@ -399,7 +421,7 @@ export abstract class ConsumerLoop {
   private async settle(batchId: bigint, nacks: NackRequest[], stop: AbortSignal): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        const acked = await settle(this.runtime.pool, batchId, nacks);
+        const acked = await this.settleBatch(batchId, nacks);
         if (acked === 1) {
           this.logger.debug({ ...this.logFields, batchId, nacked: nacks.length }, 'batch done');
         } else if (attempt === 0) {

@@ -2,8 +2,9 @@
  * The error catalogue of the client. Every error the client throws is a `PgqueError`
  * with a stable `code`; server errors are translated to these classes by `toPgqueError`,
  * the only place that looks at SQLSTATEs. The engine raises each condition a caller may
- * handle with a SQLSTATE of its own (class `PQ`, below) and keeps the message texts that
- * PgQue clients match on; the catalogue, code by code, is in docs/references/pgque.md.
+ * handle as PgQue does (SQLSTATE P0001, `raise_exception`, with PgQue's message text) and
+ * puts its stable engine code (`PQ0nn`, below) in the CONSTRAINT_NAME field, with `pgque`
+ * in SCHEMA_NAME; the catalogue, code by code, is in docs/references/pgque.md.
  */
 export const PGQUE_ERROR_CODES = {
   /** The database could not be reached, or the connection broke. Usually transient. */
@@ -28,8 +29,24 @@ export const PGQUE_ERROR_CODES = {
   engineState: 'PGQUE_ERR_ENGINE_STATE',
   /** An argument was rejected, by the client before any query or by the server. */
   invalidInput: 'PGQUE_ERR_INVALID_INPUT',
+  /** `pgque.start()` needs pg_cron, which is not installed: tick and maintain another way. */
+  schedulerUnavailable: 'PGQUE_ERR_SCHEDULER_UNAVAILABLE',
   /** Any other database error; `sqlState` and `cause` carry the details. */
   sql: 'PGQUE_ERR_SQL',
+  /**
+   * The worker does not hold the partition slot's lease: it lapsed and another worker
+   * claimed the slot (or rotation parked it), or the worker never claimed it. Fenced: the
+   * batch it had is another worker's now.
+   */
+  slotLeaseLost: 'PGQUE_ERR_SLOT_LEASE_LOST',
+  /** The call's slot count differs from the one the partitioned consumer was made with. */
+  slotCountMismatch: 'PGQUE_ERR_SLOT_COUNT_MISMATCH',
+  /** The partitioned consumer, or this slot of it, is not subscribed. */
+  slotNotFound: 'PGQUE_ERR_SLOT_NOT_FOUND',
+  /** A batch is open on the slot: ack it before releasing the slot. */
+  slotBatchOpen: 'PGQUE_ERR_SLOT_BATCH_OPEN',
+  /** Some slots of the partitioned consumer are missing (see `subscribe_slot`). */
+  partitionIncomplete: 'PGQUE_ERR_PARTITION_INCOMPLETE',
 } as const;
 
 export type PgqueErrorCode = (typeof PGQUE_ERROR_CODES)[keyof typeof PGQUE_ERROR_CODES];
@@ -39,14 +56,17 @@ export abstract class PgqueError extends Error {
   abstract readonly code: PgqueErrorCode;
   /** The client operation that failed, e.g. `send` or `receiveCoop`. */
   readonly operation: string | undefined;
-  /** SQLSTATE of the server error, when there was one. */
+  /** SQLSTATE of the server error, when there was one (`P0001` for the engine's own). */
   readonly sqlState: string | undefined;
+  /** The engine's stable code (`PQ001` …) when the engine raised the error on purpose. */
+  readonly engineCode: string | undefined;
 
   constructor(message: string, options: { operation?: string; cause?: unknown } = {}) {
     super(message, { cause: options.cause });
     this.name = new.target.name;
     this.operation = options.operation;
     this.sqlState = sqlStateOf(options.cause);
+    this.engineCode = engineCodeOf(options.cause);
   }
 }
 
@@ -124,8 +144,47 @@ export class PgqueInvalidInputError extends PgqueError {
   }
 }
 
+export class PgqueSchedulerUnavailableError extends PgqueError {
+  readonly code = PGQUE_ERROR_CODES.schedulerUnavailable;
+}
+
 export class PgqueSqlError extends PgqueError {
   readonly code = PGQUE_ERROR_CODES.sql;
+}
+
+/** Which slot of which partitioned consumer a slot error is about, as far as known. */
+export interface SlotIdentity {
+  queue: string | undefined;
+  consumer: string | undefined;
+  slot: number | undefined;
+  worker: string | undefined;
+}
+
+export class PgqueSlotLeaseLostError extends PgqueError {
+  readonly code = PGQUE_ERROR_CODES.slotLeaseLost;
+  constructor(
+    readonly target: SlotIdentity,
+    message: string,
+    options: { operation?: string; cause?: unknown } = {},
+  ) {
+    super(message, options);
+  }
+}
+
+export class PgqueSlotCountMismatchError extends PgqueError {
+  readonly code = PGQUE_ERROR_CODES.slotCountMismatch;
+}
+
+export class PgqueSlotNotFoundError extends PgqueError {
+  readonly code = PGQUE_ERROR_CODES.slotNotFound;
+}
+
+export class PgqueSlotBatchOpenError extends PgqueError {
+  readonly code = PGQUE_ERROR_CODES.slotBatchOpen;
+}
+
+export class PgquePartitionIncompleteError extends PgqueError {
+  readonly code = PGQUE_ERROR_CODES.partitionIncomplete;
 }
 
 /** What the failing call was about, so the mapped error can name it. */
@@ -134,6 +193,9 @@ export interface ErrorContext {
   queue?: string;
   consumer?: string;
   batchId?: bigint;
+  /** The partition slot and worker of a slot call. */
+  slot?: number;
+  worker?: string;
 }
 
 const CONNECTION_ERRNOS = new Set([
@@ -152,8 +214,12 @@ const CONNECTION_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
 const CONNECTION_MESSAGES =
   /connection terminated|connection error|not queryable|timeout exceeded when trying to connect|client was closed|cannot use a pool after calling end|server closed the connection|terminating connection/i;
 
-/** The SQLSTATEs the engine raises on purpose, one per condition (class PQ). */
-export const PGQUE_SQLSTATES = {
+/**
+ * The engine's stable codes, one per condition a caller may handle. The engine raises
+ * them with SQLSTATE P0001 (`raise_exception`, as PgQue does), the code in CONSTRAINT_NAME
+ * and `pgque` in SCHEMA_NAME (node-postgres: `err.constraint`, `err.schema`).
+ */
+export const PGQUE_ENGINE_CODES = {
   queueNotFound: 'PQ001',
   consumerNotFound: 'PQ002',
   batchNotFound: 'PQ003',
@@ -164,11 +230,37 @@ export const PGQUE_SQLSTATES = {
   consumerState: 'PQ008',
   engineState: 'PQ009',
   invalidInput: 'PQ010',
+  schedulerUnavailable: 'PQ011',
+} as const;
+
+/**
+ * @deprecated The engine once raised these codes as SQLSTATEs of their own; they now
+ * travel in CONSTRAINT_NAME under SQLSTATE P0001. Use `PGQUE_ENGINE_CODES`.
+ */
+export const PGQUE_SQLSTATES = PGQUE_ENGINE_CODES;
+
+/** SQLSTATE `raise_exception`: the class PgQue raises its own errors in. */
+const RAISE_EXCEPTION = 'P0001';
+/** Codes an engine released before the convention raised as SQLSTATEs of their own. */
+const LEGACY_ENGINE_SQLSTATE = /^PQ\d{3}$/;
+
+/**
+ * Codes of the partition-key conditions. These (and the engine's newer raises) arrive as
+ * SQLSTATE P0001 (`raise_exception`, what PgQue raises) with the code in the error's
+ * CONSTRAINT_NAME field and `pgque` in its SCHEMA_NAME field.
+ */
+export const PGQUE_PARTITION_CODES = {
+  slotLeaseLost: 'PQ012',
+  slotCountMismatch: 'PQ013',
+  slotNotFound: 'PQ014',
+  slotBatchOpen: 'PQ015',
+  partitionIncomplete: 'PQ016',
 } as const;
 
 /**
  * Translates anything thrown while talking to the database into a `PgqueError`.
- * This is the one function that knows server error texts and SQLSTATEs.
+ * This is the one function that knows server error texts and SQLSTATEs. Engine errors
+ * are mapped by their engine code, never by their text.
  */
 export function toPgqueError(error: unknown, context: ErrorContext): PgqueError {
   if (error instanceof PgqueError) return error;
@@ -185,27 +277,48 @@ export function toPgqueError(error: unknown, context: ErrorContext): PgqueError 
   ) {
     return new PgqueConnectionError(what, options);
   }
-  switch (sqlState) {
-    case PGQUE_SQLSTATES.queueNotFound:
+  switch (engineCodeOf(error)) {
+    case PGQUE_ENGINE_CODES.queueNotFound:
       return new PgqueQueueNotFoundError(context.queue, what, options);
-    case PGQUE_SQLSTATES.consumerNotFound:
+    case PGQUE_ENGINE_CODES.consumerNotFound:
       return new PgqueConsumerNotFoundError(context.queue, context.consumer, what, options);
-    case PGQUE_SQLSTATES.batchNotFound:
+    case PGQUE_ENGINE_CODES.batchNotFound:
       return new PgqueBatchNotFoundError(context.batchId, what, options);
-    case PGQUE_SQLSTATES.eventNotFound:
+    case PGQUE_ENGINE_CODES.eventNotFound:
       return new PgqueEventNotFoundError(what, options);
-    case PGQUE_SQLSTATES.deadLetterNotFound:
+    case PGQUE_ENGINE_CODES.deadLetterNotFound:
       return new PgqueDeadLetterNotFoundError(what, options);
-    case PGQUE_SQLSTATES.queueNotWritable:
+    case PGQUE_ENGINE_CODES.queueNotWritable:
       return new PgqueQueueNotWritableError(what, options);
-    case PGQUE_SQLSTATES.tickerState:
+    case PGQUE_ENGINE_CODES.tickerState:
       return new PgqueTickerStateError(what, options);
-    case PGQUE_SQLSTATES.consumerState:
+    case PGQUE_ENGINE_CODES.consumerState:
       return new PgqueConsumerStateError(what, options);
-    case PGQUE_SQLSTATES.engineState:
+    case PGQUE_ENGINE_CODES.engineState:
       return new PgqueEngineStateError(what, options);
-    case PGQUE_SQLSTATES.invalidInput:
+    case PGQUE_ENGINE_CODES.invalidInput:
       return new PgqueInvalidInputError(what, undefined, options);
+    case PGQUE_ENGINE_CODES.schedulerUnavailable:
+      return new PgqueSchedulerUnavailableError(what, options);
+    case PGQUE_PARTITION_CODES.slotLeaseLost:
+      return new PgqueSlotLeaseLostError(
+        {
+          queue: context.queue,
+          consumer: context.consumer,
+          slot: context.slot,
+          worker: context.worker,
+        },
+        what,
+        options,
+      );
+    case PGQUE_PARTITION_CODES.slotCountMismatch:
+      return new PgqueSlotCountMismatchError(what, options);
+    case PGQUE_PARTITION_CODES.slotNotFound:
+      return new PgqueSlotNotFoundError(what, options);
+    case PGQUE_PARTITION_CODES.slotBatchOpen:
+      return new PgqueSlotBatchOpenError(what, options);
+    case PGQUE_PARTITION_CODES.partitionIncomplete:
+      return new PgquePartitionIncompleteError(what, options);
   }
   // data exceptions (a text that is no integer, an out-of-range value) are bad input too
   if (sqlState?.startsWith('22')) {
@@ -222,6 +335,20 @@ export function isConnectionError(error: unknown): boolean {
 function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);
+}
+
+/**
+ * The engine code of an error the engine raised on purpose: CONSTRAINT_NAME of a P0001
+ * whose SCHEMA_NAME is `pgque`, or (an engine released before the convention) a `PQ0nn`
+ * SQLSTATE. Undefined for anything else, whatever its text says.
+ */
+function engineCodeOf(error: unknown): string | undefined {
+  const sqlState = sqlStateOf(error);
+  if (sqlState === RAISE_EXCEPTION) {
+    const { schema, constraint } = (error ?? {}) as { schema?: unknown; constraint?: unknown };
+    return schema === 'pgque' && typeof constraint === 'string' ? constraint : undefined;
+  }
+  return sqlState !== undefined && LEGACY_ENGINE_SQLSTATE.test(sqlState) ? sqlState : undefined;
 }
 
 function sqlStateOf(error: unknown): string | undefined {

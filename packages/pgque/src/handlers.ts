@@ -35,6 +35,11 @@ export interface HandlerContext {
   /** The member name for a `CoopConsumer`; null for a normal consumer. */
   subconsumer: string | null;
   logger: Logger;
+  /**
+   * For a `PartitionedConsumer`: the slot whose batch this is, its slot count, this
+   * worker, and the lease epoch it holds the slot under (a takeover raises it).
+   */
+  partition?: { slot: number; slots: number; worker: string; epoch: bigint };
 }
 
 /** Returns (or resolves) when the event is handled; throws to have it retried. */

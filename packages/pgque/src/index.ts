@@ -11,7 +11,9 @@ export { CoopConsumer, type CoopConsumerOptions, defaultSubconsumer } from './co
 export {
   type ErrorContext,
   isConnectionError,
+  PGQUE_ENGINE_CODES,
   PGQUE_ERROR_CODES,
+  PGQUE_PARTITION_CODES,
   PGQUE_SQLSTATES,
   PgqueBatchNotFoundError,
   PgqueConnectionError,
@@ -23,19 +25,40 @@ export {
   type PgqueErrorCode,
   PgqueEventNotFoundError,
   PgqueInvalidInputError,
+  PgquePartitionIncompleteError,
   PgqueQueueNotFoundError,
   PgqueQueueNotWritableError,
+  PgqueSchedulerUnavailableError,
+  PgqueSlotBatchOpenError,
+  PgqueSlotCountMismatchError,
+  PgqueSlotLeaseLostError,
+  PgqueSlotNotFoundError,
   PgqueSqlError,
   PgqueTickerStateError,
+  type SlotIdentity,
   toPgqueError,
 } from './errors.js';
 export type { Event, EventHandler, HandlerContext } from './handlers.js';
-export { install, installedVersion, installSql, uninstall, uninstallSql } from './install.js';
+export {
+  install,
+  installedApiLevel,
+  installedVersion,
+  installSql,
+  PGQUE_API_LEVEL,
+  uninstall,
+  uninstallSql,
+} from './install.js';
 export { type Logger, silentLogger } from './logger.js';
+export {
+  defaultWorker,
+  PartitionedConsumer,
+  type PartitionedConsumerOptions,
+} from './partitioned-consumer.js';
 export type { Queryable } from './queryable.js';
 export type { PgqueRuntime } from './runtime.js';
 export type { InferOutput, StandardSchemaV1 } from './standard-schema.js';
 export * from './statements/index.js';
+export { STATUS_FUNCTIONS } from './status-functions.js';
 export {
   DEFAULT_TICKER_LOCK_KEY,
   TICKER_WAKE_CHANNEL,

@@ -26,6 +26,15 @@ export interface TickerOptions {
    * `pgque.ticker_prompt`). Default 2 000.
    */
   wakeMaxRate?: number;
+  /**
+   * The least time between two ticks made for a waiting consumer of a busy queue, in ms
+   * (`pgque.ticker_prompt`): a queue that is not armed, with events pending (its id
+   * sequence past its last tick) and a consumer near (it has taken the last tick or the
+   * one before), ticks this long after its last tick, so at most 1 000 /
+   * `busyTickInterval` times a second. `null` turns it off (a busy queue then ticks by its
+   * thresholds only). Default 10.
+   */
+  busyTickInterval?: number | null;
   /** How often due retries are moved back into their queues (`maint_retry_events`). Default 1 000 ms. */
   retryPeriod?: number;
   /** How often `maint()` and rotation step 2 run. Default 30 000 ms. */
@@ -58,17 +67,22 @@ export const DEFAULT_TICKER_LOCK_KEY = 0x7067_7175_6574_6963n; // "pgquetic"
  * equals the period ticks on every call while events arrive.
  *
  * Besides, the leader LISTENs on `pgque.ticker` and calls `pgque.ticker_prompt` after each
- * tick (`quietPeriod` later) and on each notification: a queue found quiet is armed, its
- * next producer notifies at commit, and the queue ticks at once. A queue whose events
- * come faster than `wakeMaxRate` is disarmed and ticks by its thresholds; its producers
- * send nothing. So an alert on a quiet queue reaches its consumer in milliseconds, and a
- * busy queue ticks no more often than without this.
+ * tick (`quietPeriod` later), on each notification, and when that function asks for it
+ * (`next_in`): a queue found quiet is armed, its next producer notifies at commit, and the
+ * queue ticks at once. A queue whose events come faster than `wakeMaxRate` is disarmed;
+ * its producers send nothing, and it ticks `busyTickInterval` after its last tick while a
+ * consumer is near (at most one tick behind) and events are pending (read from its id
+ * sequence); a consumer that catches up to near wakes it through the same channel (its
+ * `next_batch` notifies). So an alert on a quiet queue reaches its consumer in
+ * milliseconds, and a busy queue's consumer waits at most about `busyTickInterval` for its
+ * next batch, with no more ticks than 1 000 / `busyTickInterval` a second.
  */
 export class Ticker {
   private readonly period: number;
   private readonly wakeOnFirstEvent: boolean;
   private readonly quietPeriod: number;
   private readonly wakeMaxRate: number;
+  private readonly busyTickInterval: number | null;
   private readonly wakeup = new Wakeup();
   /** Queues named by producers' notifications since the last prompt call; null: all. */
   private woken: Set<string> | null = null;
@@ -100,6 +114,10 @@ export class Ticker {
     this.wakeOnFirstEvent = options.wakeOnFirstEvent ?? true;
     this.quietPeriod = requireNonNegative(options.quietPeriod ?? 5, 'quietPeriod', op);
     this.wakeMaxRate = requireNonNegative(options.wakeMaxRate ?? 2_000, 'wakeMaxRate', op);
+    this.busyTickInterval =
+      options.busyTickInterval === null
+        ? null
+        : requireNonNegative(options.busyTickInterval ?? 10, 'busyTickInterval', op);
     this.retryPeriod = requireNonNegative(options.retryPeriod ?? 1_000, 'retryPeriod', op);
     this.maintPeriod = requireNonNegative(options.maintPeriod ?? 30_000, 'maintPeriod', op);
     this.electionInterval = requireNonNegative(
@@ -185,18 +203,21 @@ export class Ticker {
           this.nextTick = Date.now() + this.period;
         }
         let deferred = false;
+        let nextIn = Number.POSITIVE_INFINITY;
         if (this.wakeOnFirstEvent) {
           const prompt = await this.prompt(session);
           ticks += prompt.ticks;
           deferred = prompt.deferred;
+          nextIn = prompt.nextIn;
         }
         failures = 0;
         this.runChores();
         if (ticks > 0 || deferred) {
           // a quiet queue is armed quietPeriod after its tick; notifications meanwhile wait
-          await sleep(this.quietPeriod, stop);
+          await sleep(Math.min(this.quietPeriod, nextIn), stop);
         } else {
-          await this.wakeup.wait(Math.max(0, this.nextTick - Date.now()), stop);
+          // until the period, a queue's busy or quiet interval runs out, or a producer wakes it
+          await this.wakeup.wait(Math.max(0, Math.min(this.nextTick - Date.now(), nextIn)), stop);
         }
       } catch (error) {
         const mapped = toPgqueError(error, { operation: 'ticker' });
@@ -246,27 +267,39 @@ export class Ticker {
   }
 
   /**
-   * Arms quiet queues and ticks the armed queues producers woke (`pgque.ticker_prompt`).
-   * Woken queues it defers (their last tick is younger than quietPeriod) are kept for the
-   * next call. A failure is logged and the queues wait for the thresholds.
+   * Arms quiet queues, ticks the armed queues producers woke and the busy queues whose
+   * consumer waits (`pgque.ticker_prompt`). Woken queues it defers (their last tick is
+   * younger than quietPeriod) are kept for the next call; `nextIn` is how soon (ms) it
+   * wants the next call (Infinity: no hurry). A failure is logged and the queues wait for
+   * the thresholds.
    */
-  private async prompt(session: pg.Client): Promise<{ ticks: number; deferred: boolean }> {
+  private async prompt(
+    session: pg.Client,
+  ): Promise<{ ticks: number; deferred: boolean; nextIn: number }> {
     const woken = this.woken;
     this.woken = new Set();
     try {
       const { rows } = await session.query(
-        'select ticks, deferred from pgque.ticker_prompt($1, make_interval(secs => $2::float8 / 1000), $3)',
-        [woken ? [...woken] : null, this.quietPeriod, this.wakeMaxRate],
+        `select ticks, deferred, (extract(epoch from next_in) * 1000)::float8 as next_in_ms
+           from pgque.ticker_prompt($1, make_interval(secs => $2::float8 / 1000), $3,
+                                    make_interval(secs => $4::float8 / 1000))`,
+        [woken ? [...woken] : null, this.quietPeriod, this.wakeMaxRate, this.busyTickInterval],
       );
       const deferred = (rows[0]?.deferred ?? []) as string[];
       for (const queue of deferred) this.woken?.add(queue);
-      return { ticks: Number(rows[0]?.ticks ?? 0), deferred: deferred.length > 0 };
+      const nextIn = rows[0]?.next_in_ms as number | null | undefined;
+      return {
+        ticks: Number(rows[0]?.ticks ?? 0),
+        deferred: deferred.length > 0,
+        // whole ms up: a timer that fires early finds the interval not yet run out
+        nextIn: nextIn == null ? Number.POSITIVE_INFINITY : Math.ceil(nextIn),
+      };
     } catch (error) {
       const mapped = toPgqueError(error, { operation: 'ticker_prompt' });
       if (mapped instanceof PgqueConnectionError) throw mapped;
       this.woken = null;
       this.logger.error({ err: mapped }, 'prompt ticking failed');
-      return { ticks: 0, deferred: false };
+      return { ticks: 0, deferred: false, nextIn: Number.POSITIVE_INFINITY };
     }
   }
 

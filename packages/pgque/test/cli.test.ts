@@ -56,11 +56,11 @@ describe('pgque CLI', () => {
     const { pool, url } = await createTestDatabase({ template: 'empty' });
     const first = await pgque('install', url);
     expect(first).toMatchObject({ code: 0, stderr: '' });
-    expect(first.stdout).toBe('pgque 0.2.0 installed\n');
+    expect(first.stdout).toBe('pgque 0.3.0 installed\n');
     const before = await schemaSnapshot(pool);
     const second = await pgque('install', url);
     expect(second.code).toBe(0);
-    expect(second.stdout).toMatch(/^pgque 0\.2\.0 is installed \(was 0\.2\.0\)/);
+    expect(second.stdout).toMatch(/^pgque 0\.3\.0 is installed \(was 0\.3\.0\)/);
     expect(await schemaSnapshot(pool)).toEqual(before);
 
     const removed = await pgque('uninstall', url);
@@ -119,7 +119,7 @@ describe('pgque CLI', () => {
   });
 
   it('prints its version and refuses unknown commands', async () => {
-    expect(await pgque('--version')).toMatchObject({ code: 0, stdout: '0.2.0\n' });
+    expect(await pgque('--version')).toMatchObject({ code: 0, stdout: '0.3.0\n' });
     const bad = await pgque('frobnicate');
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/unknown command 'frobnicate'/);

@@ -9,6 +9,7 @@ import { runCluster } from './processes/cluster.js';
 import { requireDatabaseUrl, serveEmbeddedDatabase } from './processes/database.js';
 import { healthFileCheck, healthProbe, startHealthFile } from './processes/health.js';
 import { startJobs } from './processes/jobs.js';
+import { startMailIn } from './processes/mail-in.js';
 import { startMetricsServer } from './processes/metrics-server.js';
 import { startNotificationWorker } from './processes/notification-worker.js';
 import { type RunningService, stopAll, untilSignal } from './processes/service.js';
@@ -20,7 +21,7 @@ import { seedDemo } from './services/demo.js';
 import { STEGA_VERSION } from './version.js';
 
 const ENVIRONMENT_HELP = `
-Configuration comes from environment variables (README, "Configuration"), e.g.
+Configuration comes from environment variables (docs/configuration.md lists them), e.g.
   DATABASE_URL        postgres://… (only \`start\` runs an embedded PostgreSQL when it is unset)
   PORT                HTTP port (default 3000)
   STEGA_ADMIN_TOKEN   admin API token, >= 32 characters: openssl rand -hex 32
@@ -48,7 +49,9 @@ async function serve(role: string, start: Starter): Promise<void> {
     services.push(await start(config, url, pool, logger));
     // `stega web` serves /metrics itself, on PORT
     if (config.metricsPort !== undefined && role !== 'web') {
-      services.push(await startMetricsServer(config.metricsPort, config.host, logger));
+      services.push(
+        await startMetricsServer(config.metricsPort, config.host, logger, config.metricsToken),
+      );
     }
     if (config.healthFile) {
       services.push(
@@ -148,9 +151,23 @@ export function buildProgram(): Command {
       try {
         await migrate(pool, { coopPageSize: config.coopPageSize });
         logger.info('database migrated');
-        if (config.appDatabasePassword) {
-          await appRolesGrant(pool, config.appDatabasePassword);
-          logger.info({ roles: Object.values(APP_ROLES) }, 'application roles granted');
+        const passwords = config.appDatabasePasswords;
+        if (Object.keys(passwords).length > 0) {
+          if (config.sharedAppDatabasePassword.length > 0) {
+            logger.warn(
+              { roles: config.sharedAppDatabasePassword },
+              'these database roles share STEGA_APP_DB_PASSWORD (deprecated): give each its own (STEGA_WEB_DB_PASSWORD, STEGA_MAIL_DB_PASSWORD, STEGA_WORKER_DB_PASSWORD, STEGA_TICKER_DB_PASSWORD)',
+            );
+          }
+          await appRolesGrant(pool, passwords);
+          logger.info(
+            {
+              roles: (Object.keys(passwords) as (keyof typeof APP_ROLES)[]).map(
+                (role) => APP_ROLES[role],
+              ),
+            },
+            'application roles granted',
+          );
         }
       } finally {
         await pool.end();
@@ -185,6 +202,13 @@ export function buildProgram(): Command {
       'deliver SLA alerts as one member of the cooperative group sla_breach_dispatcher (run N)',
     )
     .action(() => serve('sla-breach-worker', startSlaBreachWorker));
+
+  program
+    .command('mail-in')
+    .description(
+      'receive mail: the SMTP listener on INBOUND_SMTP_PORT, IMAP polling, and filing as one worker of the partitioned consumer mail_filing, each conversation in order (run any number)',
+    )
+    .action(() => serve('mail-in', startMailIn));
 
   program
     .command('demo')

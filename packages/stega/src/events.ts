@@ -76,7 +76,7 @@ export const slaAcknowledgedEvent = z.object({
   due_at: isoTime,
   acknowledged_at: isoTime,
   acknowledged_by: z.object({ name: z.string(), agent_id: z.number().int().positive().nullable() }),
-  via: z.enum(['app', 'api', 'email', 'chat']),
+  via: z.enum(['app', 'api', 'email', 'chat', 'sms', 'voice', 'push', 'slack']),
 });
 export type SlaAcknowledgedEvent = z.infer<typeof slaAcknowledgedEvent>;
 

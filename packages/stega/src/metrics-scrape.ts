@@ -12,21 +12,33 @@ export interface ScrapeSource {
   engine: Client;
   now: () => Date;
   logger: Logger;
+  /** How old the figures may be when served, ms (default SCRAPE_FIGURES_MAX_AGE_MS). */
+  maxAgeMs?: number;
 }
 
 /**
- * The figures the database knows, computed at each scrape rather than kept in a process
- * (any process reports the same values): alerts not delivered yet and the age of the
- * oldest, queue depth and consumer lag, tick age. The queue's come from the engine's
+ * The database figures are read at most once per this many ms, whatever the scrape rate: a
+ * scrape within it is served the figures of the last read (and scrapes that arrive while a
+ * read runs wait for that one). Prometheus scrapes every 15 s or more.
+ */
+export const SCRAPE_FIGURES_MAX_AGE_MS = 5000;
+
+/**
+ * The figures the database knows, read from it rather than kept in a process (any process
+ * reports the same values), at most once per SCRAPE_FIGURES_MAX_AGE_MS: alerts not delivered
+ * yet and the age of the oldest, queue depth and consumer lag, tick age. The queue's come from the engine's
  * client (`queueInfo`, `consumerInfo`), never from hand-written engine SQL. A failed read
  * leaves the previous values, counts stega_metrics_scrape_errors_total and is logged.
  * Served by `stega web` only: every process would report the same figures.
  */
 export interface ScrapeMetrics {
   registry: Registry;
-  /** Reads the figures into the registry's gauges. */
+  /** Reads the figures into the registry's gauges now. */
   refresh(): Promise<void>;
-  /** This process's metrics and the database's, as Prometheus text. */
+  /**
+   * This process's metrics and the database's, as Prometheus text; the database's read again
+   * first only when the last read started `maxAgeMs` ago or more (by `now`).
+   */
   text(): Promise<string>;
   contentType: string;
 }
@@ -105,13 +117,27 @@ export function createScrapeMetrics(source: ScrapeSource): ScrapeMetrics {
       source.logger.warn({ err }, 'metrics: database figures not read');
     }
   };
+  const maxAgeMs = source.maxAgeMs ?? SCRAPE_FIGURES_MAX_AGE_MS;
+  let readAt: number | null = null;
+  let reading: Promise<void> | null = null;
+  const refreshIfOld = (): Promise<void> => {
+    if (reading) return reading;
+    const at = source.now().getTime();
+    // a clock moved back (tests) counts as old too
+    if (readAt !== null && at >= readAt && at - readAt < maxAgeMs) return Promise.resolve();
+    readAt = at;
+    reading = refresh().finally(() => {
+      reading = null;
+    });
+    return reading;
+  };
   return {
     registry,
     refresh,
     contentType: METRICS_CONTENT_TYPE,
     async text() {
       const own = processMetrics();
-      await Promise.all([refresh(), ...own.beforeScrape.map((run) => run())]);
+      await Promise.all([refreshIfOld(), ...own.beforeScrape.map((run) => run())]);
       return Registry.merge([own.registry, registry]).metrics();
     },
   };

@@ -1,4 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { ALERT_KINDS, type AlertKind, type AlertPayload } from './delivery/alert-kinds.js';
+import type { Failure } from './domain/delivery-outcome.js';
 
 /**
  * Prometheus metrics of one Stega process (prom-client), scraped at GET /metrics on
@@ -15,7 +17,10 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
  *       warning instant for a warning (alertDueInstant() picks it from an event payload).
  *   countDeliveryFailure({ channel, reason })
  *       one failed attempt: stega_alert_delivery_failures_total{channel,reason}. `reason` is
- *       a small fixed set; failureReason(error) classifies an error into it.
+ *       a small fixed set; failureReason(failure) maps a typed failure into it.
+ *   observeMailSent({ kind, recordedAt, sentAt })
+ *       one email to a customer accepted by the mail server: stega_mail_out_seconds{kind}
+ *       (`reply`, `acknowledgement`) observes sentAt − recordedAt.
  *   setCircuitState({ endpoint, state })
  *       stega_circuit_state{endpoint,state} is 1 for the endpoint's current state and 0 for
  *       the others. `endpoint` must come from endpointLabel(): scheme://host[:port], never a
@@ -29,7 +34,17 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
  * are computed at scrape time by metrics-scrape.ts, not here; so is nothing else.
  */
 
-export type AlertChannel = 'in_app' | 'email' | 'webhook' | 'slack' | 'teams' | 'pagerduty';
+export type AlertChannel =
+  | 'in_app'
+  | 'email'
+  | 'webhook'
+  | 'slack'
+  | 'teams'
+  | 'pagerduty'
+  | 'customer_email'
+  | 'sms'
+  | 'voice'
+  | 'slack_dm';
 export type AlertType = 'breach' | 'warning' | 'escalation';
 export type ClockKind = 'first_response' | 'resolution' | 'next_reply';
 export type CircuitState = 'closed' | 'open' | 'half_open';
@@ -57,6 +72,7 @@ export interface StegaMetrics {
   deliveries: Counter<'channel' | 'alert'>;
   failures: Counter<'channel' | 'reason'>;
   circuit: Gauge<'endpoint' | 'state'>;
+  mailOut: Histogram<'kind'>;
   /** Run before each scrape (metrics-scrape.ts adds the database's figures here). */
   beforeScrape: (() => Promise<void>)[];
 }
@@ -90,6 +106,13 @@ export function createMetrics(options: { defaults?: boolean } = {}): StegaMetric
       name: 'stega_circuit_state',
       help: 'Circuit breaker state per endpoint: 1 for the current state, 0 for the others.',
       labelNames: ['endpoint', 'state'],
+      registers: [registry],
+    }),
+    mailOut: new Histogram({
+      name: 'stega_mail_out_seconds',
+      help: 'Time from recording an email to a customer (a public reply, an acknowledgement) to the mail server accepting it.',
+      labelNames: ['kind'],
+      buckets: LATENESS_BUCKETS,
       registers: [registry],
     }),
     beforeScrape: [],
@@ -137,6 +160,15 @@ export function observeDelivery(
   metrics.deliveries.inc({ channel: observation.channel, alert: observation.alert });
 }
 
+/** One email to a customer accepted by the mail server, `recordedAt` when it was recorded. */
+export function observeMailSent(
+  sent: { kind: 'reply' | 'acknowledgement'; recordedAt: Date; sentAt: Date },
+  metrics: StegaMetrics = processMetrics(),
+): void {
+  const seconds = Math.max(0, (sent.sentAt.getTime() - sent.recordedAt.getTime()) / 1000);
+  if (Number.isFinite(seconds)) metrics.mailOut.observe({ kind: sent.kind }, seconds);
+}
+
 /** One failed delivery attempt. */
 export function countDeliveryFailure(
   failure: { channel: AlertChannel; reason: DeliveryFailureReason },
@@ -166,9 +198,9 @@ export function endpointLabel(url: string): string {
 }
 
 /**
- * The instant an alert event is about: the warning instant of a warning (`warn_at`, in
- * payloads since detection records it; older events fall back to their detection time),
- * the due instant of a breach.
+ * The instant an alert event is about (its kind's due instant, alert-kinds.ts): the warning
+ * instant of a warning (`warn_at`, in payloads since detection records it; older events fall
+ * back to their detection time), the due instant of a breach, the firing instant of a level.
  */
 export function alertDueInstant(
   alert: AlertType,
@@ -179,31 +211,28 @@ export function alertDueInstant(
     fire_at?: string | undefined;
   },
 ): Date {
-  if (alert === 'breach') return new Date(payload.due_at);
-  if (alert === 'escalation') return new Date(payload.fire_at ?? payload.due_at);
-  return new Date(payload.warn_at ?? payload.detected_at);
+  return (ALERT_KINDS[alert] as AlertKind).dueInstant(payload as AlertPayload);
 }
 
-/** The bounded reason label of a delivery error (by its message and code). */
-export function failureReason(error: unknown): DeliveryFailureReason {
-  const err = error as {
-    name?: string;
-    code?: string;
-    message?: string;
-    status?: number;
-    responseCode?: number;
-  };
-  const message = String(err?.message ?? error);
-  if (err?.name === 'TimeoutError' || err?.name === 'AbortError' || /timed? ?out/i.test(message))
-    return 'timeout';
-  const status = err?.status ?? Number(/answered (\d{3})/.exec(message)?.[1] ?? Number.NaN);
-  if (Number.isInteger(status)) return status >= 500 ? 'http_5xx' : 'http_4xx';
-  if (typeof err?.responseCode === 'number') {
-    return err.responseCode >= 500 ? 'smtp_rejected' : 'smtp_error';
+/** The bounded reason label of a failed attempt, from its typed failure. */
+export function failureReason(failure: Failure): DeliveryFailureReason {
+  switch (failure.kind) {
+    case 'timeout':
+      return 'timeout';
+    case 'network':
+      return 'network';
+    case 'http':
+    case 'rate_limited':
+      return failure.status >= 500 ? 'http_5xx' : 'http_4xx';
+    case 'smtp':
+      if (failure.reply !== null) return failure.reply >= 500 ? 'smtp_rejected' : 'smtp_error';
+      return failure.code === 'EENVELOPE' || failure.code === 'EMESSAGE'
+        ? 'smtp_rejected'
+        : 'smtp_error';
+    case 'bounced':
+      return 'smtp_rejected';
+    case 'refused':
+    case 'permanent':
+      return 'other';
   }
-  if (/ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|EAI_AGAIN|fetch failed|socket/i.test(message))
-    return 'network';
-  if (err?.code === 'EENVELOPE' || err?.code === 'EMESSAGE') return 'smtp_rejected';
-  if (typeof err?.code === 'string' && err.code.startsWith('E')) return 'smtp_error';
-  return 'other';
 }

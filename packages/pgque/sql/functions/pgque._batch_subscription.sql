@@ -14,7 +14,7 @@ begin
     join pgque.queue q on q.queue_id = s.sub_queue
    where s.sub_batch = i_batch_id;
   if not found then
-    raise exception 'batch not found: %', i_batch_id using errcode = 'PQ003';
+    raise exception 'batch not found: %', i_batch_id using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ003';
   end if;
 end;
 $$;

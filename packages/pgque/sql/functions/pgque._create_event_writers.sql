@@ -9,6 +9,9 @@
 --   one per element, from the queue's sequence (so they are in the input's order by
 --   construction), then one INSERT … SELECT of both arrays, no per-row work (cheaper than
 --   collecting RETURNING rows).
+-- * _write_event(queue id, table, id, type, data, extra1) returns bigint: one row with
+--   ev_extra1 (a partition key), its id given (send_idem draws it first) or, when NULL,
+--   from the queue's sequence.
 -- A queue its text does not name (beyond the first 256; or made by a transaction this one
 -- could not see, as a REPEATABLE READ create_queue racing another) gets the same INSERT
 -- as dynamic SQL: slower, never wrong. create_queue, drop_queue and every install call
@@ -78,7 +81,31 @@ $f$, pgque._writer_branches(queues, tables,
     ' select u.id, pg_catalog.now(), i_type, u.data from rows from (pg_catalog.unnest(ids), pg_catalog.unnest(i_data)) as u(id, data);'
     ' return ids;'));
 
+  execute pg_catalog.format($f$create or replace function pgque._write_event(
+  i_queue_id int4, i_table int4, i_id bigint, i_type text, i_data text, i_extra1 text)
+returns bigint
+language plpgsql
+as $w$
+declare
+  id bigint;
+begin
+%s
+  -- a table this text does not name: the same INSERT, planned for this call
+  execute pg_catalog.format('insert into %%s (ev_id, ev_time, ev_type, ev_data, ev_extra1)'
+                            ' values (coalesce($1, pg_catalog.nextval(%%L::regclass)), pg_catalog.now(), $2, $3, $4)'
+                            ' returning ev_id',
+                            pgque._event_table(i_queue_id, i_table), pgque._queue_sequence(i_queue_id, 'id'))
+    into id using i_id, i_type, i_data, i_extra1;
+  return id;
+end
+$w$
+$f$, pgque._writer_branches(queues, tables,
+    'insert into %1$s (ev_id, ev_time, ev_type, ev_data, ev_extra1)'
+    ' values (coalesce(i_id, pg_catalog.nextval(%2$L::regclass)), pg_catalog.now(), i_type, i_data, i_extra1)'
+    ' returning ev_id into id; return id;'));
+
   revoke all on function pgque._write_event(int4, int4, text, text),
-                         pgque._write_event(int4, int4, text, text[]) from public;
+                         pgque._write_event(int4, int4, text, text[]),
+                         pgque._write_event(int4, int4, bigint, text, text, text) from public;
 end;
 $$;

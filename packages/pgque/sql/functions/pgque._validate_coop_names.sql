@@ -8,19 +8,19 @@ immutable
 as $$
 begin
   if i_queue is null or i_queue = '' then
-    raise exception 'queue name must not be empty' using errcode = 'PQ010';
+    raise exception 'queue name must not be empty' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   end if;
   if i_consumer is null or i_consumer = '' then
-    raise exception 'consumer name must not be empty' using errcode = 'PQ010';
+    raise exception 'consumer name must not be empty' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   end if;
   if i_subconsumer is null or i_subconsumer = '' then
-    raise exception 'subconsumer name must not be empty' using errcode = 'PQ010';
+    raise exception 'subconsumer name must not be empty' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   end if;
   if pg_catalog.strpos(i_consumer, '.') > 0 then
-    raise exception 'cooperative consumer name must not contain dot: %', i_consumer using errcode = 'PQ010';
+    raise exception 'cooperative consumer name must not contain dot: %', i_consumer using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   end if;
   if pg_catalog.strpos(i_subconsumer, '.') > 0 then
-    raise exception 'cooperative subconsumer name must not contain dot: %', i_subconsumer using errcode = 'PQ010';
+    raise exception 'cooperative subconsumer name must not contain dot: %', i_subconsumer using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   end if;
 end;
 $$;

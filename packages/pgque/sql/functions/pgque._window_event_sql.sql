@@ -36,7 +36,7 @@ begin
    where p.tick_queue = i_queue_id and p.tick_id = i_prev_tick
      and c.tick_queue = i_queue_id and c.tick_id = i_next_tick;
   if not found then
-    raise exception 'could not construct sql for window %..% of queue %', i_prev_tick, i_next_tick, i_queue_id using errcode = 'PQ009';
+    raise exception 'could not construct sql for window %..% of queue %', i_prev_tick, i_next_tick, i_queue_id using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ009';
   end if;
 
   lo := pg_catalog.pg_snapshot_xmax(s1)::text::bigint;

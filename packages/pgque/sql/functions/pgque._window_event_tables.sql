@@ -23,7 +23,7 @@ begin
    where p.tick_queue = i_queue_id and p.tick_id = i_prev_tick
      and c.tick_queue = i_queue_id and c.tick_id = i_next_tick;
   if not found or q.queue_id is null then
-    raise exception 'Cannot find data for window %..% of queue %', i_prev_tick, i_next_tick, i_queue_id using errcode = 'PQ009';
+    raise exception 'Cannot find data for window %..% of queue %', i_prev_tick, i_next_tick, i_queue_id using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ009';
   end if;
   prev_table := pgque._event_table(q.queue_id, (q.queue_cur_table + q.queue_ntables - 1) % q.queue_ntables);
   cur_table := pgque._event_table(q.queue_id, q.queue_cur_table);

@@ -37,7 +37,7 @@ begin
        for key share;
   end if;
   if not found then
-    raise exception 'queue not found: %', i_queue_name using errcode = 'PQ001';
+    raise exception 'queue not found: %', i_queue_name using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ001';
   end if;
   if q.queue_ticker_wake then
     perform pg_catalog.pg_notify('pgque.ticker', i_queue_name);

@@ -14,7 +14,7 @@ declare
 begin
   select * into sub from pgque.subscription where sub_batch = x_batch_id;
   if not found then
-    raise exception 'batch not found: %', x_batch_id using errcode = 'PQ003';
+    raise exception 'batch not found: %', x_batch_id using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ003';
   end if;
   return pgque._window_event_sql(sub.sub_queue, sub.sub_id, sub.sub_last_tick, sub.sub_next_tick,
                                  sub.sub_page_after, sub.sub_page_through);

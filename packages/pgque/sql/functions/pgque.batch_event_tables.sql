@@ -12,7 +12,7 @@ declare
 begin
   select * into sub from pgque.subscription where sub_batch = x_batch_id;
   if not found then
-    raise exception 'Cannot find data for batch %', x_batch_id using errcode = 'PQ003';
+    raise exception 'Cannot find data for batch %', x_batch_id using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ003';
   end if;
   return query select pgque._window_event_tables(sub.sub_queue, sub.sub_last_tick, sub.sub_next_tick);
 end;

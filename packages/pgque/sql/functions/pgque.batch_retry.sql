@@ -12,7 +12,7 @@ declare
 begin
   select s.sub_id, s.sub_queue into owner from pgque.subscription s where s.sub_batch = i_batch_id;
   if not found then
-    raise exception 'batch_retry: batch % not found', i_batch_id using errcode = 'PQ003';
+    raise exception 'batch_retry: batch % not found', i_batch_id using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ003';
   end if;
   insert into pgque.retry_queue (ev_retry_after, ev_queue, ev_id, ev_time, ev_txid, ev_owner, ev_retry,
                                  ev_type, ev_data, ev_extra1, ev_extra2, ev_extra3, ev_extra4)

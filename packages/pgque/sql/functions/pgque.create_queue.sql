@@ -18,14 +18,14 @@ declare
   child text;
 begin
   if i_queue_name is null then
-    raise exception 'Invalid NULL value' using errcode = 'PQ010';
+    raise exception 'Invalid NULL value' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   end if;
   if i_queue_name = '' then
-    raise exception 'queue name must not be empty' using errcode = 'PQ010';
+    raise exception 'queue name must not be empty' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   end if;
   if pg_catalog.octet_length(i_queue_name) > 57 then
     raise exception 'queue name too long: % bytes (max 57). The NOTIFY channel pgque_<name> must fit in 63 bytes',
-      pg_catalog.octet_length(i_queue_name) using errcode = 'PQ010';
+      pg_catalog.octet_length(i_queue_name) using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   end if;
   -- serialise creators of the same name so a race answers 0, not a unique violation
   perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('pgque.create_queue'), pg_catalog.hashtext(i_queue_name));

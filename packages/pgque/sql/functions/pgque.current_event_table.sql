@@ -11,10 +11,10 @@ declare
 begin
   select * into q from pgque.queue where queue_name = x_queue_name;
   if not found then
-    raise exception 'Event queue not found' using errcode = 'PQ001';
+    raise exception 'Event queue not found' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ001';
   end if;
   if q.queue_disable_insert and pg_catalog.current_setting('session_replication_role') <> 'replica' then
-    raise exception 'Writing to queue disabled' using errcode = 'PQ006';
+    raise exception 'Writing to queue disabled' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ006';
   end if;
   return pgque._event_table(q.queue_id, q.queue_cur_table);
 end;

@@ -14,7 +14,7 @@ declare
 begin
   select * into dl from pgque.dead_letter where dl_id = i_dead_letter_id for update;
   if not found then
-    raise exception 'dead letter entry not found: %', i_dead_letter_id using errcode = 'PQ005';
+    raise exception 'dead letter entry not found: %', i_dead_letter_id using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ005';
   end if;
   select queue_name into qname from pgque.queue where queue_id = dl.dl_queue_id;
   new_id := pgque.insert_event(qname, dl.ev_type, dl.ev_data, dl.ev_extra1, dl.ev_extra2, dl.ev_extra3, dl.ev_extra4);

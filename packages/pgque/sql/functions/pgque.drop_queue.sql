@@ -16,11 +16,11 @@ declare
 begin
   select * into q from pgque.queue where queue_name = x_queue_name for update;
   if not found then
-    raise exception 'No such event queue' using errcode = 'PQ001';
+    raise exception 'No such event queue' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ001';
   end if;
   if exists (select 1 from pgque.subscription where sub_queue = q.queue_id) then
     if not coalesce(x_force, false) then
-      raise exception 'cannot drop queue, consumers still attached' using errcode = 'PQ008';
+      raise exception 'cannot drop queue, consumers still attached' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ008';
     end if;
     -- two statements: a data-modifying CTE's deletes are invisible to its outer query,
     -- so "no other subscription" must be checked after the delete has happened

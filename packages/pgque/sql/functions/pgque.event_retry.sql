@@ -16,7 +16,7 @@ begin
   select * into owner from pgque._batch_subscription(x_batch_id);
   select * into ev from pgque.get_batch_events(x_batch_id) e where e.ev_id = x_event_id;
   if not found then
-    raise exception 'event not found' using errcode = 'PQ004';
+    raise exception 'event not found' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ004';
   end if;
   insert into pgque.retry_queue (ev_retry_after, ev_queue, ev_id, ev_time, ev_txid, ev_owner, ev_retry,
                                  ev_type, ev_data, ev_extra1, ev_extra2, ev_extra3, ev_extra4)

@@ -20,7 +20,7 @@ begin
     join pgque.consumer c on c.co_id = s.sub_consumer
    where q.queue_name = x_queue and c.co_name = x_consumer;
   if not found then
-    raise exception 'consumer not registered' using errcode = 'PQ002';
+    raise exception 'consumer not registered' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ002';
   end if;
   id := coalesce(x_ev_id, pg_catalog.nextval(pgque._queue_sequence(sub.sub_queue, 'id')::regclass));
   insert into pgque.retry_queue (ev_retry_after, ev_queue, ev_id, ev_time, ev_txid, ev_owner, ev_retry,

@@ -18,7 +18,7 @@ begin
     return 0;
   end if;
   if sub.sub_role = 'coop_main' then
-    raise exception 'cannot finish cooperative main consumer batch % as normal active consumer', x_batch_id using errcode = 'PQ008';
+    raise exception 'cannot finish cooperative main consumer batch % as normal active consumer', x_batch_id using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ008';
   end if;
   if sub.sub_role = 'coop_member' then
     perform pgque._clear_member_cursor(sub.sub_queue, sub.sub_consumer);

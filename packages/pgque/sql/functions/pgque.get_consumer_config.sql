@@ -13,7 +13,7 @@ begin
     join pgque.consumer c on c.co_id = s.sub_consumer
    where q.queue_name = i_queue_name and c.co_name = i_consumer_name;
   if not found then
-    raise exception 'Not subscriber to queue: %/%', i_queue_name, i_consumer_name using errcode = 'PQ002';
+    raise exception 'Not subscriber to queue: %/%', i_queue_name, i_consumer_name using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ002';
   end if;
 end;
 $$;

@@ -19,7 +19,7 @@ begin
   select * into w from pgque._writer_table(insert_event_raw.queue_name);
   drawn := pg_catalog.nextval(pgque._queue_sequence(w.queue_id, 'id')::regclass);
   if w.insert_disabled then
-    raise exception 'Insert into queue disallowed' using errcode = 'PQ006';
+    raise exception 'Insert into queue disallowed' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ006';
   end if;
   execute pg_catalog.format(
     'insert into %s (ev_id, ev_time, ev_owner, ev_retry, ev_type, ev_data, ev_extra1, ev_extra2, ev_extra3, ev_extra4)'

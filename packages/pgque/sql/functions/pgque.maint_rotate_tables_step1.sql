@@ -1,8 +1,10 @@
 -- maint_rotate_tables_step1: switch the queue to its next (oldest) event table and
 -- TRUNCATE it, once the rotation period has passed and no cursor can still need that
 -- table: the slowest subscription's tick must postdate the previous switch (step2).
--- With no subscription, no running transaction may predate step2 instead: a writer
--- still open could otherwise be left two tables behind for a later subscriber.
+-- A partition slot whose lease lapsed does not count: its pending events are parked first
+-- (_park_lapsed_slots). With no subscription, no running transaction may predate step2
+-- instead: a writer still open could otherwise be left two tables behind for a later
+-- subscriber.
 -- Skipped, never waited for, while a writer outside READ COMMITTED holds the queue row.
 -- Ticks older than the previous switch are deleted with it.
 -- params: queue name. returns: 0. tables: queue, tick, pgque.event_<id>_<n>.
@@ -29,9 +31,11 @@ begin
     return 0;
   end if;
   if cur_txid < q.queue_switch_step1 then
-    raise exception 'queue % maint failure: step1=%, current=%', i_queue_name, q.queue_switch_step1, cur_txid using errcode = 'PQ009';
+    raise exception 'queue % maint failure: step1=%, current=%', i_queue_name, q.queue_switch_step1, cur_txid using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ009';
   end if;
 
+  -- a partition slot holds rotation back no longer than its lease
+  perform pgque._park_lapsed_slots(q.queue_id, q.queue_switch_step2);
   -- open windows of paged cooperative groups still need their ticks and tables
   select min(t) into lowest_tick
     from (select sub_last_tick as t from pgque.subscription where sub_queue = q.queue_id
@@ -41,7 +45,7 @@ begin
     select pg_catalog.pg_snapshot_xmin(tick_snapshot)::text::bigint into lowest_xmin
       from pgque.tick where tick_queue = q.queue_id and tick_id = lowest_tick;
     if not found then
-      raise exception 'queue % maint failure: tick % not found', i_queue_name, lowest_tick using errcode = 'PQ009';
+      raise exception 'queue % maint failure: tick % not found', i_queue_name, lowest_tick using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ009';
     end if;
   else
     lowest_xmin := pg_catalog.pg_snapshot_xmin(pg_catalog.pg_current_snapshot())::text::bigint;

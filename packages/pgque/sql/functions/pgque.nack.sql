@@ -18,7 +18,7 @@ begin
   select * into owner from pgque._batch_subscription(i_batch_id);
   select * into ev from pgque.get_batch_events(i_batch_id) e where e.ev_id = (i_msg).msg_id;
   if not found then
-    raise exception 'msg_id % not found in batch %', (i_msg).msg_id, i_batch_id using errcode = 'PQ004';
+    raise exception 'msg_id % not found in batch %', (i_msg).msg_id, i_batch_id using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ004';
   end if;
   if coalesce(ev.ev_retry, 0) >= owner.max_retries then
     perform pgque.event_dead(i_batch_id, ev.ev_id, coalesce(i_reason, 'max retries exceeded'),

@@ -2,8 +2,10 @@
 -- cursor tick and the next tick. An open batch is returned again, not replaced.
 -- Cooperative rows are refused here: groups allocate through the subconsumer forms.
 -- params: queue, consumer, and optional min_lag / min_count / min_interval conditions.
+-- A batch that brings the consumer near the newest tick wakes the leader ticker
+-- (_wake_ticker_near), so a busy queue's next tick is made for it at once.
 -- returns: batch id (NULL when no batch is ready) and the two ticks' id, time and seq.
--- tables: subscription (row lock), tick.
+-- tables: subscription (row lock), tick, queue.
 create or replace function pgque.next_batch_custom(
   i_queue_name text, i_consumer_name text,
   i_min_lag interval, i_min_count int4, i_min_interval interval,
@@ -26,23 +28,23 @@ begin
    where q.queue_name = i_queue_name and c.co_name = i_consumer_name
      for update of s;
   if not found then
-    raise exception 'Not subscriber to queue: %/%', i_queue_name, i_consumer_name using errcode = 'PQ002';
+    raise exception 'Not subscriber to queue: %/%', i_queue_name, i_consumer_name using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ002';
   end if;
   if sub.sub_role = 'coop_member' then
     raise exception 'consumer % on queue % is a cooperative subconsumer; use receive_coop / next_batch (cooperative form) instead of the legacy 5-arg next_batch_custom',
-      i_consumer_name, i_queue_name using errcode = 'PQ008';
+      i_consumer_name, i_queue_name using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ008';
   end if;
   if sub.sub_role = 'coop_main' and exists (
        select 1 from pgque.subscription m
         where m.sub_queue = sub.sub_queue and m.sub_id = sub.sub_id and m.sub_role = 'coop_member') then
     raise exception 'consumer % on queue % is a cooperative main consumer; use cooperative receive/next_batch with a subconsumer',
-      i_consumer_name, i_queue_name using errcode = 'PQ008';
+      i_consumer_name, i_queue_name using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ008';
   end if;
 
   select * into prev from pgque.tick where tick_queue = sub.sub_queue and tick_id = sub.sub_last_tick;
   if not found then
     raise exception 'PgQ corruption: Consumer % on queue % does not see tick %',
-      i_consumer_name, i_queue_name, sub.sub_last_tick using errcode = 'PQ009';
+      i_consumer_name, i_queue_name, sub.sub_last_tick using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ009';
   end if;
 
   if sub.sub_batch is not null then
@@ -57,6 +59,7 @@ begin
     update pgque.subscription
        set sub_batch = batch_id, sub_next_tick = cur.tick_id, sub_active = pg_catalog.now()
      where sub_queue = sub.sub_queue and sub_consumer = sub.sub_consumer and sub_role = 'normal';
+    perform pgque._wake_ticker_near(sub.sub_queue, prev.tick_id, cur.tick_id);
   end if;
 
   cur_tick_id := cur.tick_id;
@@ -80,8 +83,10 @@ $$;
 -- neither blocks small ones behind it nor starves behind them.
 -- Lock order: consumer rows and main subscription, then the member, then a victim
 -- (SKIP LOCKED), so two members asking at once never deadlock nor share a batch.
+-- A window that brings the group near the newest tick wakes the leader ticker
+-- (_wake_ticker_near), as a normal consumer's batch does.
 -- returns: batch id (NULL when nothing is ready) and the window's ticks.
--- tables: subscription, consumer, tick, coop_window, coop_takeover.
+-- tables: subscription, consumer, tick, coop_window, coop_takeover, queue.
 create or replace function pgque.next_batch_custom(
   i_queue text, i_consumer text, i_subconsumer text,
   i_min_lag interval, i_min_count int4, i_min_interval interval,
@@ -128,10 +133,10 @@ begin
     perform pgque.register_subconsumer(i_queue, i_consumer, i_subconsumer, false);
   end loop;
   if main.sub_queue is null then
-    raise exception 'cooperative main consumer not found: %/%', i_queue, i_consumer using errcode = 'PQ002';
+    raise exception 'cooperative main consumer not found: %/%', i_queue, i_consumer using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ002';
   end if;
   if member.sub_queue is null then
-    raise exception 'cooperative subconsumer not found: %/%/%', i_queue, i_consumer, i_subconsumer using errcode = 'PQ002';
+    raise exception 'cooperative subconsumer not found: %/%/%', i_queue, i_consumer, i_subconsumer using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ002';
   end if;
 
   if member.sub_batch is not null then
@@ -174,12 +179,12 @@ begin
 
   if main.sub_batch is not null or main.sub_next_tick is not null then
     raise exception 'cooperative main consumer %/% has an unexpected active batch %',
-      i_queue, i_consumer, main.sub_batch using errcode = 'PQ008';
+      i_queue, i_consumer, main.sub_batch using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ008';
   end if;
   select * into prev from pgque.tick where tick_queue = main.sub_queue and tick_id = main.sub_last_tick;
   if not found then
     raise exception 'PgQ corruption: cooperative consumer % on queue % does not see tick %',
-      i_consumer, i_queue, main.sub_last_tick using errcode = 'PQ009';
+      i_consumer, i_queue, main.sub_last_tick using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ009';
   end if;
   cur := pgque._next_tick(main.sub_queue, prev, i_min_lag, i_min_count, i_min_interval);
 
@@ -251,6 +256,10 @@ begin
      where sub_queue = main.sub_queue and sub_consumer = main.sub_consumer;
   end if;
 
+  perform pgque._wake_ticker_near(main.sub_queue, main.sub_last_tick,
+                                  (select s.sub_last_tick from pgque.subscription s
+                                    where s.sub_queue = main.sub_queue
+                                      and s.sub_consumer = main.sub_consumer));
   batch_id := pg_catalog.nextval('pgque.batch_id_seq');
   update pgque.subscription
      set sub_last_tick = prev.tick_id, sub_next_tick = cur.tick_id, sub_batch = batch_id,

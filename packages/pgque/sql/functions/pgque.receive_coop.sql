@@ -14,7 +14,7 @@ declare
   batch bigint;
 begin
   if i_max_return < 1 then
-    raise exception 'pgque.receive_coop: max_return must be >= 1, got %', i_max_return using errcode = 'PQ010';
+    raise exception 'pgque.receive_coop: max_return must be >= 1, got %', i_max_return using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   end if;
   batch := pgque.next_batch(i_queue, i_consumer, i_subconsumer, i_dead_interval);
   if batch is null then

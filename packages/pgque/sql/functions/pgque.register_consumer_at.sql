@@ -16,16 +16,16 @@ declare
   existing pgque.subscription;
 begin
   if x_consumer_name is null or x_consumer_name = '' then
-    raise exception 'consumer name must not be empty' using errcode = 'PQ010';
+    raise exception 'consumer name must not be empty' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   end if;
   select queue_id into qid from pgque.queue where queue_name = x_queue_name;
   if not found then
-    raise exception 'Event queue not created yet' using errcode = 'PQ001';
+    raise exception 'Event queue not created yet' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ001';
   end if;
   if x_tick_pos is not null then
     perform 1 from pgque.tick where tick_queue = qid and tick_id = x_tick_pos;
     if not found then
-      raise exception 'cannot reposition, tick not found: %', x_tick_pos using errcode = 'PQ007';
+      raise exception 'cannot reposition, tick not found: %', x_tick_pos using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ007';
     end if;
   end if;
   cid := pgque._consumer_id(x_consumer_name);
@@ -44,7 +44,7 @@ begin
   pos := coalesce(x_tick_pos,
                   (select max(tick_id) from pgque.tick where tick_queue = qid));
   if pos is null then
-    raise exception 'No ticks for this queue.  Please run ticker on database.' using errcode = 'PQ007';
+    raise exception 'No ticks for this queue.  Please run ticker on database.' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ007';
   end if;
   insert into pgque.subscription (sub_queue, sub_consumer, sub_last_tick)
   values (qid, cid, pos)

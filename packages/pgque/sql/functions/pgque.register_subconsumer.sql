@@ -23,7 +23,7 @@ begin
   perform pgque._validate_coop_names(i_queue, i_consumer, i_subconsumer);
   select queue_id into qid from pgque.queue where queue_name = i_queue;
   if not found then
-    raise exception 'Event queue not created yet' using errcode = 'PQ001';
+    raise exception 'Event queue not created yet' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ001';
   end if;
 
   main_cid := pgque._consumer_id(i_consumer);
@@ -33,7 +33,7 @@ begin
     exit when found;
     pos := (select max(tick_id) from pgque.tick where tick_queue = qid);
     if pos is null then
-      raise exception 'No ticks for this queue.  Please run ticker on database.' using errcode = 'PQ007';
+      raise exception 'No ticks for this queue.  Please run ticker on database.' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ007';
     end if;
     insert into pgque.subscription (sub_queue, sub_consumer, sub_last_tick, sub_role)
     values (qid, main_cid, pos, 'coop_main')
@@ -46,17 +46,17 @@ begin
   if main.sub_role = 'normal' then
     if not coalesce(i_convert_normal, false) then
       raise exception 'consumer % on queue % is already a normal consumer; explicit conversion is required',
-        i_consumer, i_queue using errcode = 'PQ008';
+        i_consumer, i_queue using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ008';
     end if;
     if main.sub_batch is not null then
       raise exception 'cannot convert active normal consumer % on queue % to cooperative main',
-        i_consumer, i_queue using errcode = 'PQ008';
+        i_consumer, i_queue using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ008';
     end if;
     update pgque.subscription set sub_role = 'coop_main'
      where sub_queue = qid and sub_consumer = main_cid;
     created := 1;
   elsif main.sub_role <> 'coop_main' then
-    raise exception 'consumer % on queue % is not a cooperative main consumer', i_consumer, i_queue using errcode = 'PQ008';
+    raise exception 'consumer % on queue % is not a cooperative main consumer', i_consumer, i_queue using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ008';
   end if;
 
   member_cid := pgque._consumer_id(i_consumer || '.' || i_subconsumer);
@@ -65,7 +65,7 @@ begin
   if found then
     if member.sub_role <> 'coop_member' or member.sub_id <> main.sub_id then
       raise exception 'consumer name % on queue % is already registered incompatibly',
-        i_consumer || '.' || i_subconsumer, i_queue using errcode = 'PQ008';
+        i_consumer || '.' || i_subconsumer, i_queue using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ008';
     end if;
     update pgque.subscription set sub_active = pg_catalog.now()
      where sub_queue = qid and sub_consumer = member_cid;

@@ -15,7 +15,7 @@ begin
   perform 1 from pgque._batch_subscription(i_batch_id);
   select * into ev from pgque.get_batch_events(i_batch_id) e where e.ev_id = (i_msg).msg_id;
   if not found then
-    raise exception 'msg_id % not found in batch %', (i_msg).msg_id, i_batch_id using errcode = 'PQ004';
+    raise exception 'msg_id % not found in batch %', (i_msg).msg_id, i_batch_id using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ004';
   end if;
   return pgque.event_dead(i_batch_id, ev.ev_id, coalesce(i_reason, 'rejected'), ev.ev_time,
                           ev.ev_txid::text::xid8, ev.ev_retry, ev.ev_type, ev.ev_data,

@@ -18,14 +18,14 @@ declare
   w record;
 begin
   if payloads is null then
-    raise exception 'payloads must not be null' using errcode = 'PQ010';
+    raise exception 'payloads must not be null' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   end if;
   if pg_catalog.cardinality(payloads) = 0 then
     return '{}';
   end if;
   select * into w from pgque._writer_table(send_batch.queue_name);
   if w.insert_disabled then
-    raise exception 'Insert into queue disallowed' using errcode = 'PQ006';
+    raise exception 'Insert into queue disallowed' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ006';
   end if;
   return pgque._write_event(w.queue_id, w.cur_table, send_batch.type_name, send_batch.payloads);
 end;

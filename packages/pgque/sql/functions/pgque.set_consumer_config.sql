@@ -16,10 +16,10 @@ declare
   page_size int4;
 begin
   if i_queue_name is null or i_consumer_name is null or i_param_name is null then
-    raise exception 'Invalid NULL value' using errcode = 'PQ010';
+    raise exception 'Invalid NULL value' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   end if;
   if i_param_name <> 'coop_page_size' then
-    raise exception 'set_consumer_config: unknown parameter "%" (known: coop_page_size)', i_param_name using errcode = 'PQ010';
+    raise exception 'set_consumer_config: unknown parameter "%" (known: coop_page_size)', i_param_name using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   end if;
   select s.* into sub
     from pgque.subscription s
@@ -28,14 +28,14 @@ begin
    where q.queue_name = i_queue_name and c.co_name = i_consumer_name
      for update of s;
   if not found then
-    raise exception 'Not subscriber to queue: %/%', i_queue_name, i_consumer_name using errcode = 'PQ002';
+    raise exception 'Not subscriber to queue: %/%', i_queue_name, i_consumer_name using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ002';
   end if;
   if sub.sub_role = 'coop_member' then
-    raise exception 'set_consumer_config: % is a cooperative subconsumer; configure its group', i_consumer_name using errcode = 'PQ010';
+    raise exception 'set_consumer_config: % is a cooperative subconsumer; configure its group', i_consumer_name using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   end if;
   if i_param_value is not null then
     if i_param_value !~ '^\s*[0-9]{1,9}\s*$' or i_param_value::int4 < 1 then
-      raise exception 'set_consumer_config: coop_page_size must be a positive integer, got %', i_param_value using errcode = 'PQ010';
+      raise exception 'set_consumer_config: coop_page_size must be a positive integer, got %', i_param_value using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
     end if;
     page_size := i_param_value::int4;
   end if;

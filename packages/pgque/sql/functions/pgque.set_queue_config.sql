@@ -13,16 +13,16 @@ declare
   col text;
 begin
   if x_queue_name is null or x_param_name is null then
-    raise exception 'Invalid NULL value' using errcode = 'PQ010';
+    raise exception 'Invalid NULL value' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   end if;
   param := pg_catalog.regexp_replace(pg_catalog.lower(x_param_name), '^queue_', '');
   if param not in ('ticker_max_count', 'ticker_max_lag', 'ticker_idle_period', 'ticker_paused',
                    'rotation_period', 'external_ticker', 'max_retries') then
-    raise exception 'cannot change parameter "%s"', x_param_name using errcode = 'PQ010';
+    raise exception 'cannot change parameter "%s"', x_param_name using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   end if;
   perform 1 from pgque.queue where queue_name = x_queue_name for update;
   if not found then
-    raise exception 'No such event queue' using errcode = 'PQ001';
+    raise exception 'No such event queue' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ001';
   end if;
   col := 'queue_' || param;
 
@@ -33,12 +33,12 @@ begin
   end if;
 
   if param = 'ticker_max_count' and x_param_value::int4 <= 0 then
-    raise exception 'set_queue_config: ticker_max_count must be > 0, got %', x_param_value using errcode = 'PQ010';
+    raise exception 'set_queue_config: ticker_max_count must be > 0, got %', x_param_value using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   elsif param = 'max_retries' and x_param_value::int4 < 0 then
-    raise exception 'set_queue_config: max_retries must be >= 0, got %', x_param_value using errcode = 'PQ010';
+    raise exception 'set_queue_config: max_retries must be >= 0, got %', x_param_value using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   elsif param in ('ticker_max_lag', 'ticker_idle_period', 'rotation_period')
         and x_param_value::interval <= '0'::interval then
-    raise exception 'set_queue_config: % must be > 0, got %', param, x_param_value using errcode = 'PQ010';
+    raise exception 'set_queue_config: % must be > 0, got %', param, x_param_value using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   end if;
   execute pg_catalog.format(
     'update pgque.queue set %I = $2::%s where queue_name = $1', col,

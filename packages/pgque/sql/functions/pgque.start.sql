@@ -13,7 +13,8 @@ begin
     -- the middle sentence is matched by PgQue clients and acceptance tests (SQLSTATE P0001)
     raise exception 'pgque.start() schedules pg_cron jobs, but the pg_cron extension is not installed. '
       'PgQue itself works without pg_cron: run a ticker process (the TypeScript Ticker service), '
-      'or call pgque.ticker() and pgque.maint() on a schedule of your own.';
+      'or call pgque.ticker() and pgque.maint() on a schedule of your own.'
+      using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ011';
   end if;
   perform pgque.stop();
   execute 'select cron.schedule_in_database($1, $2, $3, pg_catalog.current_database())'

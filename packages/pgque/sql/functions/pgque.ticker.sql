@@ -31,13 +31,13 @@ declare
 begin
   select * into q from pgque.queue where queue_name = i_queue_name for no key update;
   if not found then
-    raise exception 'no such queue' using errcode = 'PQ001';
+    raise exception 'no such queue' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ001';
   end if;
   if q.queue_external_ticker then
-    raise exception 'This queue has external tick source.' using errcode = 'PQ007';
+    raise exception 'This queue has external tick source.' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ007';
   end if;
   if q.queue_ticker_paused then
-    raise exception 'Ticker has been paused for this queue' using errcode = 'PQ007';
+    raise exception 'Ticker has been paused for this queue' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ007';
   end if;
 
   seq_now := pgque.seq_getval(pgque._queue_sequence(q.queue_id, 'id'));
@@ -47,7 +47,7 @@ begin
     if pg_catalog.pg_snapshot_xmin(last_tick.tick_snapshot)::text::bigint > cur_txid then
       raise exception 'Invalid PgQ state: old xmin=%, old xmax=%, cur txid=%',
         pg_catalog.pg_snapshot_xmin(last_tick.tick_snapshot),
-        pg_catalog.pg_snapshot_xmax(last_tick.tick_snapshot), cur_txid using errcode = 'PQ009';
+        pg_catalog.pg_snapshot_xmax(last_tick.tick_snapshot), cur_txid using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ009';
     end if;
     fresh := seq_now - last_tick.tick_event_seq;
     lag := pg_catalog.now() - last_tick.tick_time;
@@ -127,24 +127,24 @@ declare
 begin
   select * into q from pgque.queue where queue_name = i_queue_name for no key update;
   if not found then
-    raise exception 'queue not found: %', i_queue_name using errcode = 'PQ001';
+    raise exception 'queue not found: %', i_queue_name using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ001';
   end if;
   if q.queue_ticker_paused then
-    raise exception 'queue % is paused (queue_ticker_paused = true)', i_queue_name using errcode = 'PQ007';
+    raise exception 'queue % is paused (queue_ticker_paused = true)', i_queue_name using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ007';
   end if;
   if not q.queue_external_ticker then
-    raise exception 'queue % is not configured for external ticker (queue_external_ticker = false)', i_queue_name using errcode = 'PQ007';
+    raise exception 'queue % is not configured for external ticker (queue_external_ticker = false)', i_queue_name using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ007';
   end if;
   select * into last_tick from pgque.tick
    where tick_queue = q.queue_id order by tick_id desc limit 1;
   if found then
     if i_tick_id is null or i_tick_id <= last_tick.tick_id then
       raise exception 'external ticker tick_id must be strictly greater than current max (% <= %)',
-        i_tick_id, last_tick.tick_id using errcode = 'PQ007';
+        i_tick_id, last_tick.tick_id using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ007';
     end if;
     if i_event_seq is null or i_event_seq < last_tick.tick_event_seq then
       raise exception 'external ticker event_seq must be >= previous tick (% < %)',
-        i_event_seq, last_tick.tick_event_seq using errcode = 'PQ007';
+        i_event_seq, last_tick.tick_event_seq using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ007';
     end if;
   end if;
   insert into pgque.tick (tick_queue, tick_id, tick_time, tick_event_seq)

@@ -26,7 +26,7 @@ begin
 
   if sub.sub_role = 'coop_member' then
     if sub.sub_batch is not null then
-      raise exception 'cannot unregister active cooperative subconsumer without forced batch handling' using errcode = 'PQ008';
+      raise exception 'cannot unregister active cooperative subconsumer without forced batch handling' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ008';
     end if;
     perform pgque._remove_member(sub.sub_queue, sub.sub_consumer, sub.sub_id);
     return 1;
@@ -36,11 +36,11 @@ begin
     if exists (select 1 from pgque.subscription
                 where sub_queue = sub.sub_queue and sub_id = sub.sub_id and sub_role = 'coop_member'
                   and sub_batch is not null) then
-      raise exception 'cannot unregister cooperative consumer with active subconsumer batches' using errcode = 'PQ008';
+      raise exception 'cannot unregister cooperative consumer with active subconsumer batches' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ008';
     end if;
     if exists (select 1 from pgque.subscription
                 where sub_queue = sub.sub_queue and sub_id = sub.sub_id and sub_role = 'coop_member') then
-      raise exception 'cannot unregister cooperative main consumer with registered subconsumers' using errcode = 'PQ008';
+      raise exception 'cannot unregister cooperative main consumer with registered subconsumers' using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ008';
     end if;
   end if;
 

@@ -19,7 +19,7 @@ declare
 begin
   perform pgque._validate_coop_names(i_queue, i_consumer, i_subconsumer);
   if i_batch_handling is null or i_batch_handling not in (0, 1) then
-    raise exception 'unsupported batch_handling value: %', i_batch_handling using errcode = 'PQ010';
+    raise exception 'unsupported batch_handling value: %', i_batch_handling using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ010';
   end if;
 
   select s.* into main
@@ -44,7 +44,7 @@ begin
   if member.sub_batch is not null then
     if i_batch_handling = 0 then
       raise exception 'cannot unregister active cooperative subconsumer %/%/% without batch_handling = 1',
-        i_queue, i_consumer, i_subconsumer using errcode = 'PQ008';
+        i_queue, i_consumer, i_subconsumer using errcode = 'raise_exception', schema = 'pgque', constraint = 'PQ008';
     end if;
     select coalesce(queue_max_retries, 5) into max_retries from pgque.queue where queue_id = main.sub_queue;
     -- what event_retry(batch, ev, 60) does, for the whole batch in one statement: calling

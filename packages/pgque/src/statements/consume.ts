@@ -236,7 +236,8 @@ export async function ticksPending(
   return rows[0]?.pending === true;
 }
 
-function nackArrays(
+/** Checks a settlement's nacks and reads out what the engine calls need. */
+export function nackArrays(
   nacks: NackRequest[],
   operation: string,
 ): { msgId: bigint; retryAfter: number; reason: string | null; reject: boolean }[] {

@@ -19,7 +19,33 @@ export {
   unsubscribeSubconsumer,
 } from './cooperative.js';
 export { type DeadLetter, dlqInspect, dlqPurge, dlqReplay, dlqReplayAll } from './dead-letters.js';
-export { type OutgoingEvent, send, sendBatch } from './produce.js';
+export {
+  ackPartitioned,
+  claimSlot,
+  DEFAULT_LEASE_TTL,
+  MAX_SLOTS,
+  nackPartitioned,
+  partitionSlotStatus,
+  receivePartitioned,
+  releaseSlot,
+  removePartitionWorker,
+  type SlotHolder,
+  type SlotStatus,
+  settlePartitioned,
+  slotConsumerName,
+  subscribePartitioned,
+  subscribeSlot,
+  touchPartitionWorker,
+  unsubscribeSlot,
+} from './partitions.js';
+export {
+  type IdempotentEvent,
+  type IdempotentSend,
+  type OutgoingEvent,
+  send,
+  sendBatch,
+  sendIdempotent,
+} from './produce.js';
 export {
   type ConsumerConfig,
   type ConsumerInfo,
@@ -34,4 +60,11 @@ export {
   setQueueConfig,
 } from './queues.js';
 export { type CoopTakeover, coopTakeovers } from './takeovers.js';
-export { forceNextTick, maint, maintRetryEvents, ticker, tickerAll } from './ticking.js';
+export {
+  forceNextTick,
+  maint,
+  maintIdem,
+  maintRetryEvents,
+  ticker,
+  tickerAll,
+} from './ticking.js';

@@ -1,4 +1,5 @@
-// Ticking and maintenance: ticker, force_next_tick, the retry mover, table rotation.
+// Ticking and maintenance: ticker, force_next_tick, the retry mover, table rotation,
+// expiry of idempotency keys.
 import type { Queryable } from '../queryable.js';
 import { asBigIntOrNull } from '../row-values.js';
 import { requireName } from '../validation.js';
@@ -41,11 +42,28 @@ export async function maintRetryEvents(db: Queryable): Promise<number> {
 }
 
 /**
- * Periodic maintenance: `pgque.maint()` (table rotation, step 1), then rotation step 2
+ * Periodic maintenance: `pgque.maint()` (table rotation step 1, which also parks the
+ * events of partition slots whose lease lapsed, and each queue's hooks, such as
+ * `maint_idem` for the queues that had an idempotent send), then rotation step 2
  * in a separate transaction, as the engine requires: pass a pool or an autocommit
  * connection, never one inside BEGIN.
  */
 export async function maint(db: Queryable): Promise<void> {
   await runStatement(db, 'maint', {}, 'select pgque.maint()', []);
   await runStatement(db, 'maint', {}, 'select pgque.maint_rotate_tables_step2()', []);
+}
+
+/**
+ * Deletes expired idempotency keys (`pgque.maint_idem`) of one queue, or of all: true when
+ * it deleted a full 10,000 and should be called again. `maint` already runs it for every
+ * queue that had an idempotent send.
+ */
+export async function maintIdem(db: Queryable, queue?: string): Promise<boolean> {
+  const op = 'maintIdem';
+  if (queue !== undefined) requireName(queue, 'queue', op);
+  const rows =
+    queue === undefined
+      ? await runStatement(db, op, {}, 'select pgque.maint_idem() as more', [])
+      : await runStatement(db, op, { queue }, 'select pgque.maint_idem($1) as more', [queue]);
+  return Number(rows[0]?.more) === 1;
 }

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, randomName } from '../../../../test-support/database.js';
+import { eventually } from '../../../../test-support/eventually.js';
 import { freePort } from '../../../../test-support/postgres-server.js';
 import {
   ack,
@@ -39,7 +40,7 @@ import {
   unsubscribe,
   unsubscribeSubconsumer,
 } from '../../src/index.js';
-import { clientFor, forceTick, waitFor } from './support.js';
+import { clientFor, forceTick } from './support.js';
 
 let url: string;
 let pool: pg.Pool;
@@ -501,7 +502,7 @@ describe('ticking', () => {
       calls++;
     });
     await forceTick(client, queue);
-    await waitFor(() => calls >= 1, 'a tick notification');
+    await eventually(() => calls >= 1, 'a tick notification');
     await off();
     const seen = calls;
     await forceTick(client, queue);
@@ -511,7 +512,7 @@ describe('ticking', () => {
       other++;
     });
     await forceTick(client, queue);
-    await waitFor(() => other >= 1, 'the second listener');
+    await eventually(() => other >= 1, 'the second listener');
     expect(calls).toBe(seen);
     await offOther();
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { eventually } from '../../../../test-support/eventually.js';
 import {
   Consumer,
   consumerInfo,
@@ -12,7 +13,7 @@ import {
   sendBatch,
   subscribe,
 } from '../../src/index.js';
-import { forceTick, latch, memoryLogger, tickedClient, waitFor } from './support.js';
+import { forceTick, latch, memoryLogger, tickedClient } from './support.js';
 
 const { client, newQueue, track } = await tickedClient();
 
@@ -32,15 +33,15 @@ describe('Consumer', () => {
     await consumer.start();
     // warm up, then make sure the loop is parked in its wait
     await send(client.pool, queue, { type: 'ping' });
-    await waitFor(() => handled.length === 1, 'the warm-up event');
+    await eventually(() => handled.length === 1, 'the warm-up event');
     const idleLines = () =>
       logger.lines.filter((l) => l.message === 'idle; waiting for a tick').length;
     const idleBefore = idleLines();
-    await waitFor(() => idleLines() > idleBefore, 'the consumer to wait');
+    await eventually(() => idleLines() > idleBefore, 'the consumer to wait');
 
     // parked with its next poll an hour away: only the NOTIFY can bring this event in
     const id = await send(client.pool, queue, { type: 'ping' });
-    const hit = await waitFor(() => handled.find((h) => h.id === id), 'the event');
+    const hit = await eventually(() => handled.find((h) => h.id === id), 'the event');
     expect(hit.id).toBe(id);
     await consumer.stop();
   });
@@ -62,7 +63,7 @@ describe('Consumer', () => {
     await consumer.start();
     const id = await send(client.pool, queue, { type: 'a', payload: { x: [1, 2] }, extra2: 'two' });
     await send(client.pool, queue, { type: 'b', payload: null });
-    await waitFor(() => types.length === 2, 'both events');
+    await eventually(() => types.length === 2, 'both events');
     expect(types).toEqual(['a', 'b']);
     const { event, context } = seen[0] as (typeof seen)[number];
     expect(event).toMatchObject({ id, type: 'a', payload: { x: [1, 2] }, retryCount: 0 });
@@ -96,7 +97,7 @@ describe('Consumer', () => {
       payload: { orderId: 2, currency: 'USD' },
     });
 
-    const dead = await waitFor(async () => {
+    const dead = await eventually(async () => {
       const letters = await dlqInspect(client.pool, queue);
       return letters.length === 2 ? letters : undefined;
     }, 'two dead letters');
@@ -109,7 +110,7 @@ describe('Consumer', () => {
     expect(dead.map((d) => d.retryCount ?? 0)).toEqual([0, 0]);
     // later events are still handled
     await send(client.pool, queue, { type: 'order.paid', payload: { orderId: 3 } });
-    await waitFor(() => handled.length === 3, 'the valid events');
+    await eventually(() => handled.length === 3, 'the valid events');
     expect(handled).toEqual([
       { orderId: 1, currency: 'EUR' },
       { orderId: 2, currency: 'USD' },
@@ -135,7 +136,7 @@ describe('Consumer', () => {
     );
     await consumer.start();
     const id = await send(client.pool, queue, { type: 'job', payload: 1 });
-    const [letter] = await waitFor(async () => {
+    const [letter] = await eventually(async () => {
       const letters = await dlqInspect(client.pool, queue);
       return letters.length > 0 ? letters : undefined;
     }, 'the dead letter');
@@ -172,8 +173,8 @@ describe('Consumer', () => {
     await nacking.start();
     const stranger = await send(client.pool, queue, { type: 'stranger' });
     const id = await send(client.pool, queue, { type: 'known' });
-    await waitFor(() => known.length === 2, 'the known event at both consumers');
-    const [letter] = await waitFor(async () => {
+    await eventually(() => known.length === 2, 'the known event at both consumers');
+    const [letter] = await eventually(async () => {
       const letters = await dlqInspect(client.pool, queue);
       return letters.length > 0 ? letters : undefined;
     }, 'the dead letter of the nacking consumer');
@@ -203,10 +204,10 @@ describe('Consumer', () => {
     });
     track(consumer);
     await consumer.start();
-    await waitFor(() => seen.size === 250, 'all 250 events');
+    await eventually(() => seen.size === 250, 'all 250 events');
     expect(batches.size).toBe(1);
     expect([...seen].sort()).toEqual([...ids].sort());
-    await waitFor(
+    await eventually(
       async () => (await consumerInfo(client.pool, queue, 'drainer'))[0]?.currentBatch === null,
       'the ack',
     );
@@ -238,10 +239,10 @@ describe('Consumer', () => {
       }),
     );
     await consumer.start();
-    await waitFor(() => inFlight === 3, 'three handlers running');
+    await eventually(() => inFlight === 3, 'three handlers running');
     expect(done).toBe(0);
     release.open();
-    await waitFor(() => done === 12, 'all events');
+    await eventually(() => done === 12, 'all events');
     expect(peak).toBe(3);
     await consumer.stop();
   });
@@ -309,7 +310,7 @@ describe('Consumer', () => {
       }),
     );
     await next.start();
-    await waitFor(() => again.length === 2, 'the handed-back events');
+    await eventually(() => again.length === 2, 'the handed-back events');
     expect(firstRun).toEqual([ids[0]]);
     expect(again.map((e) => e.id).sort()).toEqual([ids[1], ids[2]].sort());
     expect(again.every((e) => e.retryCount === 1)).toBe(true);
@@ -330,7 +331,7 @@ describe('Consumer', () => {
     await Promise.all([consumer.start(), consumer.start()]);
     expect(consumer.running).toBe(true);
     const first = await send(client.pool, queue, { type: 't' });
-    await waitFor(() => handled.includes(first), 'the first event');
+    await eventually(() => handled.includes(first), 'the first event');
     controller.abort();
     await runDone;
     expect(consumer.running).toBe(false);
@@ -338,7 +339,7 @@ describe('Consumer', () => {
 
     const second = await send(client.pool, queue, { type: 't' });
     await consumer.start();
-    await waitFor(() => handled.includes(second), 'the event sent while stopped');
+    await eventually(() => handled.includes(second), 'the event sent while stopped');
     await consumer.stop();
   });
 

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { eventually } from '../../../../test-support/eventually.js';
 import {
   ack,
   CoopConsumer,
@@ -11,7 +12,7 @@ import {
   sendBatch,
   subscribeSubconsumer,
 } from '../../src/index.js';
-import { latch, memoryLogger, tickedClient, waitFor } from './support.js';
+import { latch, memoryLogger, tickedClient } from './support.js';
 
 const { client, newQueue, track } = await tickedClient();
 
@@ -61,10 +62,10 @@ describe('CoopConsumer', () => {
 
     const all = () => [...byMember.values()].flat();
     const sent: bigint[] = [...(await sendBatch(client.pool, queue, 'work', [0, 0]))];
-    await waitFor(() => byMember.size === 1, 'the first window in one member');
+    await eventually(() => byMember.size === 1, 'the first window in one member');
     for (let i = 1; i < 20; i++)
       sent.push(...(await sendBatch(client.pool, queue, 'work', [i, i])));
-    await waitFor(() => all().length >= sent.length, 'every event');
+    await eventually(() => all().length >= sent.length, 'every event');
     expect(all().sort()).toEqual([...sent].sort());
     expect(new Set(all()).size).toBe(all().length);
     expect([...byMember.keys()].sort()).toEqual(['a', 'b']);
@@ -96,23 +97,23 @@ describe('CoopConsumer', () => {
     await started.opened;
     await b.start();
     // b asks every 50 ms; a holds its batch for 2.5 dead intervals
-    const holder = await waitFor(async () => {
+    const holder = await eventually(async () => {
       const row = (await consumerInfo(client.pool, queue, 'grp.a'))[0];
       return row?.currentBatch ?? undefined;
     }, "a's batch");
     // the engine's own clock: a's batch is older than 2.5 dead intervals (its cursor tick
     // is), and b asked for work at least three times since then
-    await waitFor(
+    await eventually(
       async () => ((await consumerInfo(client.pool, queue, 'grp.a'))[0]?.lagMs ?? 0) > 2_500,
       'two and a half dead intervals',
       { intervalMs: 100 },
     );
     const asked = bFetches();
-    await waitFor(() => bFetches() >= asked + 3, 'three more requests of b');
+    await eventually(() => bFetches() >= asked + 3, 'three more requests of b');
     expect((await consumerInfo(client.pool, queue, 'grp.a'))[0]?.currentBatch).toBe(holder);
     expect(seenByB).toEqual([]);
     gate.open();
-    await waitFor(
+    await eventually(
       async () => (await consumerInfo(client.pool, queue, 'grp.a'))[0]?.currentBatch === null,
       'the ack',
     );
@@ -142,7 +143,7 @@ describe('CoopConsumer', () => {
     const id = await send(client.pool, queue, { type: 'slow' });
     await started.opened;
     await b.start();
-    await waitFor(() => seenByB.includes(id), 'the takeover by b');
+    await eventually(() => seenByB.includes(id), 'the takeover by b');
     gate.open();
     await Promise.all([a.stop(), b.stop()]);
   });
@@ -151,7 +152,7 @@ describe('CoopConsumer', () => {
     const queue = await newQueue();
     await subscribeSubconsumer(client.pool, queue, 'grp', 'dead');
     const ids = await sendBatch(client.pool, queue, 'work', [1, 2]);
-    const held = await waitFor(async () => {
+    const held = await eventually(async () => {
       const got = await receiveCoop(client.pool, queue, 'grp', 'dead');
       return got.length > 0 ? got : undefined;
     }, 'the dead member to hold a batch');
@@ -164,7 +165,7 @@ describe('CoopConsumer', () => {
       },
     );
     await live.start();
-    await waitFor(() => seen.length === 2, 'the takeover');
+    await eventually(() => seen.length === 2, 'the takeover');
     expect(seen).toEqual(ids);
     expect(await ack(client.pool, held[0]?.batchId as bigint)).toBe(0);
     await live.stop();
@@ -204,7 +205,7 @@ describe('CoopConsumer', () => {
 
     await a.stop();
     expect(await members(queue)).toEqual(['grp.b']);
-    await waitFor(() => bSeen.length === 2, "b receiving a's unfinished events");
+    await eventually(() => bSeen.length === 2, "b receiving a's unfinished events");
     expect(aDone).toEqual([ids[0]]);
     expect(bSeen.map((s) => s.id).sort()).toEqual([ids[1], ids[2]].sort());
     expect(bSeen.every((s) => s.retryCount === 1)).toBe(true);
@@ -235,7 +236,7 @@ describe('CoopConsumer', () => {
     expect(aDone).toEqual(ids);
     expect(await members(queue)).toEqual(['grp.b']);
     const later = await send(client.pool, queue, { type: 'job' });
-    await waitFor(() => bSeen.includes(later), 'b handling new work');
+    await eventually(() => bSeen.includes(later), 'b handling new work');
     expect(bSeen).toEqual([later]);
     await b.stop();
   });
@@ -245,7 +246,7 @@ describe('CoopConsumer', () => {
     const controller = new AbortController();
     const a = member(queue, 'a');
     const done = a.run(controller.signal);
-    await waitFor(async () => (await members(queue)).includes('grp.a'), 'registration');
+    await eventually(async () => (await members(queue)).includes('grp.a'), 'registration');
     controller.abort();
     await done;
     expect(await members(queue)).toEqual([]);

@@ -2,8 +2,8 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { expect, expectTypeOf, it } from 'vitest';
 import { createTestDatabase, randomName } from '../../../../test-support/database.js';
+import { eventually } from '../../../../test-support/eventually.js';
 import { Consumer, connect, createQueue, type Logger, silentLogger } from '../../src/index.js';
-import { waitFor } from './support.js';
 
 it('takes a pino logger as is, for the client and its services', async () => {
   expectTypeOf(pino()).toExtend<Logger>();
@@ -24,7 +24,7 @@ it('takes a pino logger as is, for the client and its services', async () => {
   await createQueue(client.pool, queue);
   const consumer = new Consumer(client, queue, 'logged');
   await consumer.start();
-  await waitFor(() => lines.some((l) => l.msg === 'consumer started'), 'the start line');
+  await eventually(() => lines.some((l) => l.msg === 'consumer started'), 'the start line');
   expect(lines.find((l) => l.msg === 'consumer started')).toMatchObject({
     queue,
     consumer: 'logged',

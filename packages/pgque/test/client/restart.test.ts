@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../../../../test-support/eventually.js';
 import { withDatabase } from '../../../../test-support/global-setup.js';
 import { startTestServer, type TestServer } from '../../../../test-support/postgres-server.js';
 import {
@@ -16,7 +17,7 @@ import {
   send,
   Ticker,
 } from '../../src/index.js';
-import { memoryLogger, waitFor } from './support.js';
+import { memoryLogger } from './support.js';
 
 // This file runs its own PostgreSQL, because it restarts it.
 const external = Boolean(process.env.DATABASE_URL);
@@ -63,7 +64,7 @@ describe.skipIf(external)('a PostgreSQL restart while events flow', () => {
         restart = server.restart().then(() => {
           restarted = true;
         });
-        void waitFor(
+        void eventually(
           async () => {
             const probe = new pg.Client({ connectionString: url, connectionTimeoutMillis: 200 });
             // a probe that connects while the server shuts down gets its FATAL as an event
@@ -81,7 +82,7 @@ describe.skipIf(external)('a PostgreSQL restart while events flow', () => {
           serverDown = true;
         });
       }
-      await waitFor(() => serverDown || restarted, 'the outage', { intervalMs: 5 });
+      await eventually(() => serverDown || restarted, 'the outage', { intervalMs: 5 });
     };
     const record =
       (which: keyof typeof seen) =>
@@ -133,7 +134,7 @@ describe.skipIf(external)('a PostgreSQL restart while events flow', () => {
       const seqs = new Set([...seen[which].values()].map((s) => s.seq));
       return [...confirmed].every((seq) => seqs.has(seq));
     };
-    await waitFor(() => covered('normal') && covered('group'), 'every event at both consumers', {
+    await eventually(() => covered('normal') && covered('group'), 'every event at both consumers', {
       timeoutMs: 60_000,
       intervalMs: 100,
     });
@@ -156,7 +157,7 @@ describe.skipIf(external)('a PostgreSQL restart while events flow', () => {
 
     // and everything still works after the restart
     const after = await send(client.pool, queue, { type: 'n', payload: { seq: -1 } });
-    await waitFor(
+    await eventually(
       () => seen.normal.has(after) && seen.group.has(after),
       'an event sent after the restart',
     );

@@ -1,5 +1,6 @@
 import { afterAll } from 'vitest';
 import { createTestDatabase, randomName } from '../../../../test-support/database.js';
+import { eventually } from '../../../../test-support/eventually.js';
 import {
   type Client,
   connect,
@@ -10,21 +11,6 @@ import {
   Ticker,
   ticker,
 } from '../../src/index.js';
-
-/** Polls `probe` until it returns something other than undefined/false, or fails after `timeoutMs`. */
-export async function waitFor<T>(
-  probe: () => Promise<T | undefined | false> | T | undefined | false,
-  what: string,
-  { timeoutMs = 20_000, intervalMs = 20 } = {},
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value as T;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
 
 /** A client on `url`, closed by the caller. */
 export function clientFor(url: string, logger?: Logger): Promise<Client> {
@@ -58,7 +44,7 @@ export async function tickedClient() {
   const client = await clientFor(db.url);
   const ticker = new Ticker(client, { period: 20, retryPeriod: 50 });
   ticker.start();
-  await waitFor(() => ticker.isLeader, 'ticker leadership');
+  await eventually(() => ticker.isLeader, 'ticker leadership');
   const running = new Set<{ stop(): Promise<void> }>();
   afterAll(async () => {
     await Promise.all([...running].map((consumer) => consumer.stop()));
@@ -67,6 +53,8 @@ export async function tickedClient() {
   });
   return {
     client,
+    /** The test database's URL, for clients of other workers. */
+    url: db.url,
     /** A queue that ticks 50 ms after an event and at most 200 ms apart when idle. */
     async newQueue(config: QueueConfig = {}): Promise<string> {
       const queue = randomName();

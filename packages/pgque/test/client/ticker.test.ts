@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, randomName } from '../../../../test-support/database.js';
+import { eventually } from '../../../../test-support/eventually.js';
 import {
   ack,
   type Client,
@@ -19,12 +20,14 @@ import {
   TICKER_WAKE_CHANNEL,
   Ticker,
 } from '../../src/index.js';
-import { clientFor, forceTick, memoryLogger, waitFor } from './support.js';
+import { clientFor, forceTick, memoryLogger } from './support.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 let url: string;
 let client: Client;
+// for a ticker that must see no queue but the test's own
+const lonelyDb = await createTestDatabase();
 
 beforeAll(async () => {
   const db = await createTestDatabase();
@@ -57,9 +60,9 @@ async function standbyAttempts(times: number): Promise<void> {
     const changed = rows.length === 1 ? (rows[0]?.state_change as Date | undefined) : undefined;
     return changed?.getTime();
   };
-  let last = await waitFor(standby, 'the standby session');
+  let last = await eventually(standby, 'the standby session');
   for (let seen = 0; seen < times; seen++) {
-    last = await waitFor(async () => {
+    last = await eventually(async () => {
       const now = await standby();
       return now !== undefined && now !== last ? now : undefined;
     }, 'an election attempt of the standby');
@@ -85,18 +88,18 @@ describe('Ticker', () => {
     try {
       ticker.start();
       ticker.start();
-      await waitFor(() => ticker.isLeader, 'leadership');
+      await eventually(() => ticker.isLeader, 'leadership');
       expect(await lockHolders()).toBe(1);
 
       const id = await send(client.pool, queue, { type: 't' });
-      const [message] = await waitFor(async () => {
+      const [message] = await eventually(async () => {
         const got = await receive(client.pool, queue, 'c');
         return got.length > 0 ? got : undefined;
       }, 'a tick with the event');
       expect(message?.msgId).toBe(id);
       await nack(client.pool, message?.batchId as bigint, message as never, { retryAfter: 0 });
       await ack(client.pool, message?.batchId as bigint);
-      const [retried] = await waitFor(async () => {
+      const [retried] = await eventually(async () => {
         const got = await receive(client.pool, queue, 'c');
         return got.length > 0 ? got : undefined;
       }, 'the retry moved back and ticked');
@@ -105,7 +108,7 @@ describe('Ticker', () => {
 
       // a rotation needs every cursor past the previous switch, so 'c' keeps consuming
       const tables = new Set<number>();
-      await waitFor(async () => {
+      await eventually(async () => {
         const batch = await receive(client.pool, queue, 'c');
         if (batch[0]) await ack(client.pool, batch[0].batchId);
         tables.add((await queueInfo(client.pool, queue))?.curTable as number);
@@ -130,15 +133,15 @@ describe('Ticker', () => {
     const two = make('two');
     try {
       one.start();
-      await waitFor(() => one.isLeader, 'the first leader');
+      await eventually(() => one.isLeader, 'the first leader');
       two.start();
-      await waitFor(async () => (await lockHolders()) === 1 && two.running, 'the standby');
+      await eventually(async () => (await lockHolders()) === 1 && two.running, 'the standby');
       // the standby keeps trying but never gets the lock while the leader lives
       await standbyAttempts(3);
       expect(two.isLeader).toBe(false);
       expect(one.isLeader).toBe(true);
       await one.stop();
-      await waitFor(() => two.isLeader, 'the takeover');
+      await eventually(() => two.isLeader, 'the takeover');
       expect(changes).toEqual(['one:true', 'one:false', 'two:true']);
     } finally {
       await Promise.all([one.stop(), two.stop()]);
@@ -168,12 +171,12 @@ describe('Ticker', () => {
       ticker.start();
       await send(client.pool, broken, { type: 't' });
       const id = await send(client.pool, healthy, { type: 't' });
-      const [message] = await waitFor(async () => {
+      const [message] = await eventually(async () => {
         const got = await receive(client.pool, healthy, 'c');
         return got.length > 0 ? got : undefined;
       }, 'a tick of the healthy queue');
       expect(message?.msgId).toBe(id);
-      await waitFor(
+      await eventually(
         () => logger.lines.find((l) => l.message === 'ticking a queue failed'),
         'the failure to be logged',
       );
@@ -211,19 +214,25 @@ describe('Ticker', () => {
     };
     try {
       const first = launch();
-      await waitFor(
+      await eventually(
         () => lines.some((l) => l.pid === first.pid && l.leader === true),
         'the first process to lead',
       );
       const second = launch();
-      await waitFor(() => lines.some((l) => l.pid === second.pid && l.ready), 'the second process');
+      await eventually(
+        () => lines.some((l) => l.pid === second.pid && l.ready),
+        'the second process',
+      );
       const before = await lastTick(queue);
-      await waitFor(async () => (await lastTick(queue)) > before, 'ticks from the first process');
+      await eventually(
+        async () => (await lastTick(queue)) > before,
+        'ticks from the first process',
+      );
       expect(lines.some((l) => l.pid === second.pid && l.leader === true)).toBe(false);
 
       const killedAt = Date.now();
       first.kill('SIGKILL');
-      await waitFor(
+      await eventually(
         () => lines.some((l) => l.pid === second.pid && l.leader === true),
         'the takeover',
         {
@@ -231,7 +240,7 @@ describe('Ticker', () => {
         },
       );
       const afterTakeover = await lastTick(queue);
-      await waitFor(
+      await eventually(
         async () => (await lastTick(queue)) > afterTakeover,
         'ticks from the second process',
       );
@@ -246,6 +255,113 @@ describe('Ticker', () => {
       expect(await lockHolders()).toBe(0);
     } finally {
       for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+});
+
+describe('Ticker: a busy queue ticked for its waiting consumer', () => {
+  it('delivers without the period, its ticks busyTickInterval apart on the server clock', async () => {
+    // default thresholds (500 events or 3 s) and a ticker period of a minute, so only
+    // prompt ticks deliver; wakeMaxRate 0 makes a woken queue busy at its first event, so
+    // each tick with events is one made for the waiting consumer (a single producer
+    // commits each send before the next, so no armed tick finds its events counted already)
+    const queue = randomName();
+    await createQueue(client.pool, queue);
+    let handled = 0;
+    const consumer = new Consumer(client, queue, 'c', { pollInterval: 60_000 }).handle('t', () => {
+      handled++;
+    });
+    await consumer.start();
+    const ticker = new Ticker(client, {
+      period: 60_000,
+      retryPeriod: 60_000,
+      maintPeriod: 60_000,
+      wakeMaxRate: 0,
+      busyTickInterval: 20,
+    });
+    try {
+      ticker.start();
+      await eventually(() => ticker.isLeader, 'leadership');
+      await eventually(() => armed(queue), 'the quiet queue to be armed');
+      const first = await lastTick(queue);
+      const burst = Array.from({ length: 10 }, (_, i) => i);
+      for (let i = 0; i < 60; i++) await sendBatch(client.pool, queue, 't', burst);
+      await eventually(() => handled === 600, 'every event at the consumer');
+      const { rows } = await client.pool.query(
+        `select (tick_time - lag(tick_time) over (order by tick_id)) >= interval '20 milliseconds' as spaced
+           from pgque.tick
+          where tick_queue = (select queue_id from pgque.queue where queue_name = $1)
+            and tick_id >= $2
+          order by tick_id`,
+        [queue, first],
+      );
+      const ticks = rows.slice(1);
+      expect(ticks.length).toBeGreaterThanOrEqual(1);
+      expect(ticks.filter((row) => row.spaced !== true)).toEqual([]);
+    } finally {
+      await ticker.stop();
+      await consumer.stop();
+    }
+  });
+});
+
+describe('Ticker: a busy queue whose consumer was left behind', () => {
+  it('ticks for the consumer once it catches up, without waiting for the period', async () => {
+    // a database of its own, so no other queue has the ticker calling ticker_prompt; a
+    // period of a minute and thresholds it never reaches (500 events, an hour), so only a
+    // ticker_prompt call can tick, and none is due while the consumer is three ticks behind
+    const lonely = await clientFor(lonelyDb.url);
+    const queue = randomName();
+    await createQueue(lonely.pool, queue, { tickerMaxLag: 3_600_000 });
+    await subscribe(lonely.pool, queue, 'c');
+    const tickOf = async () => (await queueInfo(lonely.pool, queue))?.lastTickId ?? -1n;
+    const batch = Array.from({ length: 10 }, (_, i) => i);
+    for (let i = 0; i < 3; i++) {
+      await sendBatch(lonely.pool, queue, 't', batch);
+      await forceTick(lonely, queue);
+    }
+    await sendBatch(lonely.pool, queue, 't', batch);
+    const behind = await tickOf();
+    const ticker = new Ticker(lonely, {
+      period: 60_000,
+      retryPeriod: 60_000,
+      maintPeriod: 60_000,
+      busyTickInterval: 20,
+    });
+    try {
+      ticker.start();
+      await eventually(() => ticker.isLeader, 'leadership');
+      // its first ticker_prompt call has returned (finding the consumer three behind): the
+      // ticker now waits for a notification or its period
+      await eventually(
+        async () =>
+          (
+            await lonely.pool.query(
+              `select 1 from pg_stat_activity
+                where datname = current_database() and application_name = 'pgque-ticker'
+                  and state = 'idle' and query like '%ticker_prompt%'`,
+            )
+          ).rows.length === 1,
+        'the first ticker_prompt call',
+      );
+      // 'c' catches up: its second batch leaves it one tick short of the newest (near)
+      for (let i = 0; i < 2; i++) {
+        const messages = await receive(lonely.pool, queue, 'c', 1_000);
+        expect(messages).toHaveLength(10);
+        await ack(lonely.pool, (messages[0] as { batchId: bigint }).batchId);
+      }
+      await eventually(async () => (await tickOf()) === behind + 1n, 'a tick for the consumer');
+      // the new tick holds the events that were pending
+      const rest: number[] = [];
+      for (let i = 0; i < 2; i++) {
+        const messages = await receive(lonely.pool, queue, 'c', 1_000);
+        rest.push(messages.length);
+        if (messages[0]) await ack(lonely.pool, messages[0].batchId);
+      }
+      expect(rest).toEqual([10, 10]);
+    } finally {
+      await ticker.stop();
+      await lonely.close();
     }
   });
 });
@@ -266,7 +382,7 @@ async function wakeListener() {
     async flush() {
       const marker = randomName();
       await client.pool.query('select pg_notify($1, $2)', [TICKER_WAKE_CHANNEL, marker]);
-      await waitFor(() => counts.has(marker), 'the marker notification');
+      await eventually(() => counts.has(marker), 'the marker notification');
     },
     close: () => listener.end(),
   };
@@ -301,12 +417,12 @@ describe('Ticker: a tick at the first commit', () => {
     const ticker = slowTicker();
     try {
       ticker.start();
-      await waitFor(() => ticker.isLeader, 'leadership');
+      await eventually(() => ticker.isLeader, 'leadership');
       for (let round = 0; round < 3; round++) {
-        await waitFor(() => armed(queue), 'the quiet queue to be armed');
+        await eventually(() => armed(queue), 'the quiet queue to be armed');
         const ticks = await lastTick(queue);
         const id = await send(client.pool, queue, { type: 't' });
-        await waitFor(() => handled.includes(id), 'the event at the consumer');
+        await eventually(() => handled.includes(id), 'the event at the consumer');
         expect(await lastTick(queue)).toBe(ticks + 1n);
       }
       await wakes.flush();
@@ -327,8 +443,8 @@ describe('Ticker: a tick at the first commit', () => {
     const ticker = slowTicker();
     try {
       ticker.start();
-      await waitFor(() => ticker.isLeader, 'leadership');
-      await waitFor(() => armed(queue), 'the quiet queue to be armed');
+      await eventually(() => ticker.isLeader, 'leadership');
+      await eventually(() => armed(queue), 'the quiet queue to be armed');
       // a burst: the first transactions wake the ticker, which finds events arriving
       // faster than wakeMaxRate and disarms the queue
       const burst = Array.from({ length: 100 }, (_, i) => i);
@@ -337,7 +453,7 @@ describe('Ticker: a tick at the first commit', () => {
           for (let i = 0; i < 25; i++) await sendBatch(client.pool, queue, 't', burst);
         }),
       );
-      await waitFor(async () => !(await armed(queue)), 'the busy queue to be disarmed');
+      await eventually(async () => !(await armed(queue)), 'the busy queue to be disarmed');
       await wakes.flush();
       const before = wakes.count(queue);
       expect(before).toBeGreaterThanOrEqual(1);

@@ -6,8 +6,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, expect } from 'vitest';
 import { createTestDatabase, randomName } from '../../../../test-support/database.js';
+import { eventually } from '../../../../test-support/eventually.js';
 import type { WorkerConfig } from './fixtures/coop-worker.js';
-import { groupName, one, rows, until, value } from './support.js';
+import { groupName, one, rows, value } from './support.js';
 
 export interface Worker {
   member: string;
@@ -116,14 +117,13 @@ export async function workerProcesses() {
     check: () => Promise<boolean>,
     ms = 60_000,
   ) {
-    await until(
-      what,
+    await eventually(
       async () => {
         healthy(workers);
         return check();
       },
-      ms,
-      50,
+      what,
+      { timeoutMs: ms, intervalMs: 50 },
     );
   }
 

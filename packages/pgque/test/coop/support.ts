@@ -4,6 +4,7 @@
 import type pg from 'pg';
 import { expect } from 'vitest';
 import { randomName } from '../../../../test-support/database.js';
+import { eventually } from '../../../../test-support/eventually.js';
 
 export type Db = pg.Pool | pg.PoolClient | pg.Client;
 
@@ -162,29 +163,16 @@ export async function errorOf(call: Promise<unknown>): Promise<string> {
   expect.fail('expected the call to raise');
 }
 
-/** Polls until the condition holds; fails after the timeout. Never a fixed sleep. */
-export async function until(
-  what: string,
-  condition: () => Promise<boolean>,
-  timeoutMs = 20_000,
-  intervalMs = 25,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
-
 /** Waits until the backend `pid` is blocked on a heavyweight lock (a row or transaction lock). */
 export async function untilBlocked(db: Db, pid: number): Promise<void> {
-  await until(`backend ${pid} waiting on a lock`, async () =>
-    value<boolean>(
-      db,
-      `select exists (select 1 from pg_stat_activity where pid = $1 and wait_event_type = 'Lock')`,
-      [pid],
-    ),
+  await eventually(
+    async () =>
+      value<boolean>(
+        db,
+        `select exists (select 1 from pg_stat_activity where pid = $1 and wait_event_type = 'Lock')`,
+        [pid],
+      ),
+    `backend ${pid} waiting on a lock`,
   );
 }
 

@@ -21,6 +21,7 @@ import {
 const { pool } = await createTestDatabase();
 
 const WRITERS = [
+  'pgque._write_event(integer,integer,bigint,text,text,text)',
   'pgque._write_event(integer,integer,text,text)',
   'pgque._write_event(integer,integer,text,text[])',
 ];
@@ -55,7 +56,7 @@ describe('the event writer', () => {
     const id = Number((await queueRow(pool, q)).queue_id);
     const made = await writers();
     expect(made.map((w) => w.fn)).toEqual(WRITERS);
-    expect(await named(id)).toEqual([true, true]);
+    expect(await named(id)).toEqual([true, true, true]);
     for (const w of made) {
       expect(w.definer).toBe(false);
       // only the owner: no PUBLIC entry ("=X/…"), no role of the engine
@@ -67,7 +68,7 @@ describe('the event writer', () => {
       }
     }
     await pool.query('select pgque.drop_queue($1)', [q]);
-    expect(await named(id)).toEqual([false, false]);
+    expect(await named(id)).toEqual([false, false, false]);
     expect((await writers()).map((w) => w.fn)).toEqual(WRITERS);
   });
 
@@ -87,19 +88,31 @@ describe('the event writer', () => {
       reader.release();
     }
     const id = Number((await queueRow(pool, early)).queue_id);
-    expect(await named(id)).toEqual([false, false]);
+    expect(await named(id)).toEqual([false, false, false]);
 
     await subscribe(pool, early, 'c');
     const one = await send(pool, early, 'one');
     const many = await sendBatch(pool, early, ['a', 'b', 'c']);
     expect(many.map(Number)).toEqual([Number(one) + 1, Number(one) + 2, Number(one) + 3]);
+    // the keyed writer (send with a partition key, send_idem) falls back the same way
+    const keyed = await value<string>(pool, `select pgque.send($1, 'default', 'd'::text, 'k')`, [
+      early,
+    ]);
+    const idem = await value<string>(
+      pool,
+      `select event_id from pgque.send_idem($1, 'default', 'e'::text, 'idem-1')`,
+      [early],
+    );
+    expect([Number(keyed), Number(idem)]).toEqual([Number(one) + 4, Number(one) + 5]);
     await tick(pool, early);
-    expect((await consume(pool, early, 'c')).map((m) => m.payload)).toEqual(['one', 'a', 'b', 'c']);
+    const got = await consume(pool, early, 'c');
+    expect(got.map((m) => m.payload)).toEqual(['one', 'a', 'b', 'c', 'd', 'e']);
+    expect(got.map((m) => m.extra1)).toEqual([null, null, null, null, 'k', null]);
 
     // the next create_queue (or drop_queue, or install) names it again
     const next = randomName();
     await createQueue(pool, next);
-    expect(await named(id)).toEqual([true, true]);
+    expect(await named(id)).toEqual([true, true, true]);
     for (const q of [early, late, next]) await pool.query('select pgque.drop_queue($1, true)', [q]);
   });
 
@@ -114,6 +127,7 @@ describe('the event writer', () => {
       ).toBe(`p-${i}`);
     }
     expect(await named(Number((await queueRow(pool, queues[17] as string)).queue_id))).toEqual([
+      true,
       true,
       true,
     ]);

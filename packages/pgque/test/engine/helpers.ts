@@ -27,6 +27,46 @@ export async function value<T = unknown>(db: Db, text: string, values: unknown[]
   return Object.values(row)[0] as T;
 }
 
+/**
+ * One statement (`call`: ticker_prompt or ticker) in a transaction that first ages the
+ * queue's ticks on the server's clock: `ages` gives the age in ms of the ticks it names,
+ * every other tick of the queue is a second old. One round trip, so the call runs within
+ * a few ms of the transaction's now(), which the ages count from. Returns the call's
+ * single value.
+ */
+export async function callWithTickAges<T>(
+  pool: pg.Pool,
+  q: string,
+  ages: Record<string, number>,
+  call: (queue: string) => string,
+): Promise<T> {
+  const client = await pool.connect();
+  try {
+    const queue = client.escapeLiteral(q);
+    const qid = `(select queue_id from pgque.queue where queue_name = ${queue})`;
+    const aging = Object.entries(ages).map(
+      ([tickId, ms]) =>
+        `update pgque.tick set tick_time = now() - interval '${Number(ms)} milliseconds'
+          where tick_queue = ${qid} and tick_id = ${BigInt(tickId)};`,
+    );
+    const results = (await client.query(
+      `begin;
+       update pgque.tick set tick_time = now() - interval '1 second' where tick_queue = ${qid};
+       ${aging.join('\n')}
+       select ${call(queue)} as v;
+       commit;`,
+    )) as unknown as pg.QueryResult[];
+    const row = results.find((r) => r.command === 'SELECT')?.rows[0] as { v: T } | undefined;
+    if (!row) throw new Error('no result');
+    return row.v;
+  } catch (error) {
+    await client.query('rollback');
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
 export async function createQueue(db: Db, queue: string): Promise<void> {
   await db.query('select pgque.create_queue($1)', [queue]);
 }

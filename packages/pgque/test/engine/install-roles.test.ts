@@ -153,7 +153,14 @@ describe('roles', () => {
     for (const role of [reader, writer, nobody]) await db.pool.query(`drop role if exists ${role}`);
   });
 
-  const producerFunctions = ['insert_event', 'send', 'send_batch', 'dlq_replay', 'dlq_replay_all'];
+  const producerFunctions = [
+    'insert_event',
+    'send',
+    'send_batch',
+    'send_idem',
+    'dlq_replay',
+    'dlq_replay_all',
+  ];
 
   it('a pure writer produces but cannot consume or read events', async () => {
     await as(writer, async (w) => {
@@ -216,7 +223,7 @@ describe('roles', () => {
       expect(received.map((m) => m.payload)).toEqual(['for-reader']);
       expect(await ack(r, batch)).toBe(1);
       expect(await subscribe(r, q, 'reader_own')).toBe(1);
-      expect(await value(r, 'select pgque.version()')).toBe('0.2.0');
+      expect(await value(r, 'select pgque.version()')).toBe('0.3.0');
     });
     const { rows } = await db.pool.query(
       `select distinct p.proname from pg_proc p
@@ -279,6 +286,16 @@ describe('roles', () => {
     expect(fns).toContain('pgque.insert_event_bulk(text,text,text[])');
     expect(
       fns.every((f) => f === 'pgque.uninstall()' || /^pgque\._|insert_event_bulk/.test(f)),
+    ).toBe(true);
+    // idempotency keys may carry business identifiers: not even an admin reads them
+    expect(
+      await value(db.pool, `select has_table_privilege('pgque_admin', 'pgque.idem', 'select')`),
+    ).toBe(false);
+    expect(
+      await value(
+        db.pool,
+        `select has_table_privilege('pgque_admin', 'pgque.partition_slot_status', 'select')`,
+      ),
     ).toBe(true);
   });
 });

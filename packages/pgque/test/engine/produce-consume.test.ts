@@ -433,7 +433,7 @@ describe('delivery', () => {
     const gone = (await pool.query('select * from pgque.get_batch_info($1)', [batch])).rows;
     expect(gone).toHaveLength(1);
     expect(Object.values(gone[0]).every((v) => v === null)).toBe(true);
-    expect(await value(pool, 'select pgque.version()')).toBe('0.2.0');
+    expect(await value(pool, 'select pgque.version()')).toBe('0.3.0');
   });
 
   it('get_batch_cursor streams a batch through a named cursor', async () => {
@@ -466,8 +466,15 @@ describe('delivery', () => {
   it('status() reports the installation', async () => {
     const { rows } = await pool.query('select * from pgque.status()');
     const byComponent = new Map(rows.map((r) => [r.component, r]));
-    expect(byComponent.get('pgque')).toMatchObject({ status: 'info', detail: '0.2.0' });
-    expect(byComponent.get('scheduler')?.status).toBe('manual');
+    expect(byComponent.get('pgque')).toMatchObject({ status: 'info', detail: '0.3.0' });
+    expect(byComponent.get('api_level')).toMatchObject({ status: 'info', detail: '0.3' });
+    // without pg_cron jobs, both rows name the manual path
+    const scheduler = byComponent.get('scheduler');
+    expect(scheduler?.status).toBe('manual');
+    expect(scheduler?.detail).toContain('pgque.ticker()');
+    expect(scheduler?.detail).toContain('pgque.maint()');
+    expect(byComponent.get('pg_cron')).toMatchObject({ status: 'unavailable' });
+    expect(byComponent.get('pg_cron')?.detail).toMatch(/pgque\.ticker\(\).*pgque\.maint\(\)/);
     expect(byComponent.get('ticker')?.status).toBe('stopped');
     expect(byComponent.get('queues')?.detail).toMatch(/^\d+ queues configured$/);
     expect(byComponent.get('consumers')?.detail).toMatch(/^\d+ active subscriptions$/);

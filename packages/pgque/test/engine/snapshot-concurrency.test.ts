@@ -5,6 +5,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase, randomName } from '../../../../test-support/database.js';
+import { eventually } from '../../../../test-support/eventually.js';
 import {
   config,
   consume,
@@ -41,16 +42,16 @@ async function rotatingQueue(...consumers: string[]): Promise<string> {
 
 /** Waits until some backend waits for a lock on the relation. */
 async function waitForLockWaiter(relation: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    const waiting = await value<boolean>(
-      pool,
-      `select exists (select 1 from pg_locks where relation = $1::regclass and not granted)`,
-      [relation],
-    );
-    if (waiting) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`nobody waits for ${relation}`);
+  await eventually(
+    () =>
+      value<boolean>(
+        pool,
+        `select exists (select 1 from pg_locks where relation = $1::regclass and not granted)`,
+        [relation],
+      ),
+    `a backend waiting for a lock on ${relation}`,
+    { intervalMs: 10 },
+  );
 }
 
 describe('producers racing table rotation', () => {
@@ -346,14 +347,14 @@ describe('two sessions, one consumer', () => {
 /** Waits until the client's backend is blocked on a lock. */
 async function waitForBlocked(client: pg.Client): Promise<void> {
   const pid = (client as unknown as { processID: number }).processID;
-  for (let i = 0; i < 500; i++) {
-    const blocked = await value<boolean>(
-      pool,
-      `select coalesce((select wait_event_type = 'Lock' from pg_stat_activity where pid = $1), false)`,
-      [pid],
-    );
-    if (blocked) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`backend ${pid} never blocked`);
+  await eventually(
+    () =>
+      value<boolean>(
+        pool,
+        `select coalesce((select wait_event_type = 'Lock' from pg_stat_activity where pid = $1), false)`,
+        [pid],
+      ),
+    `backend ${pid} to block on a lock`,
+    { intervalMs: 10 },
+  );
 }

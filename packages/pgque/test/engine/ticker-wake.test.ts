@@ -11,10 +11,18 @@
 // several ticks, does. Tick ages are set on the server's clock (tick_time moved back in
 // the transaction of the call, whose now() is fixed, sent as one round trip), so they are
 // exact however slow the machine is.
-import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase, randomName } from '../../../../test-support/database.js';
-import { config, createQueue, send, sendBatch, subscribe, ticker, value } from './helpers.js';
+import {
+  callWithTickAges,
+  config,
+  createQueue,
+  send,
+  sendBatch,
+  subscribe,
+  ticker,
+  value,
+} from './helpers.js';
 
 const { pool } = await createTestDatabase();
 
@@ -26,47 +34,10 @@ const lastTick = (q: string) =>
     [q],
   );
 
-/**
- * One statement (`call`: ticker_prompt or ticker) in a transaction that first ages the
- * queue's ticks on the server's clock: `ages` gives the age in ms of the ticks it names,
- * every other tick of the queue is a second old. One round trip, so the call runs within
- * a few ms of the transaction's now(). Returns the call's single value.
- */
-async function callWithAges<T>(
-  q: string,
-  ages: Record<string, number>,
-  call: (queue: string) => string,
-): Promise<T> {
-  const client = await pool.connect();
-  try {
-    const queue = client.escapeLiteral(q);
-    const qid = `(select queue_id from pgque.queue where queue_name = ${queue})`;
-    const aging = Object.entries(ages).map(
-      ([tickId, ms]) =>
-        `update pgque.tick set tick_time = now() - interval '${Number(ms)} milliseconds'
-          where tick_queue = ${qid} and tick_id = ${BigInt(tickId)};`,
-    );
-    const results = (await client.query(
-      `begin;
-       update pgque.tick set tick_time = now() - interval '1 second' where tick_queue = ${qid};
-       ${aging.join('\n')}
-       select ${call(queue)} as v;
-       commit;`,
-    )) as unknown as pg.QueryResult[];
-    const row = results.find((r) => r.command === 'SELECT')?.rows[0] as { v: T } | undefined;
-    if (!row) throw new Error('no result');
-    return row.v;
-  } catch (error) {
-    await client.query('rollback');
-    throw error;
-  } finally {
-    client.release();
-  }
-}
-
 /** ticker_prompt naming the queue (quiet 1 ms, max rate 2,000/s): the ticks it made. */
 const promptWithAges = (q: string, ages: Record<string, number>) =>
-  callWithAges<number>(
+  callWithTickAges<number>(
+    pool,
     q,
     ages,
     (queue) => `(pgque.ticker_prompt(array[${queue}], '1 millisecond', 2000)).ticks`,
@@ -134,7 +105,8 @@ describe('ticker() and the wake-up flag', () => {
     const { q, first } = await tickingQueue();
     await config(pool, q, 'ticker_max_lag', '100 milliseconds');
     await send(pool, q, 'one');
-    const second = await callWithAges<string | null>(
+    const second = await callWithTickAges<string | null>(
+      pool,
       q,
       { [first]: 1_000 },
       (queue) => `pgque.ticker(${queue})`,
@@ -143,13 +115,17 @@ describe('ticker() and the wake-up flag', () => {
     await arm(q);
     await send(pool, q, 'two');
     const ages = { [first]: 160, [second as string]: 150 };
-    expect(await callWithAges(q, ages, (queue) => `pgque.ticker(${queue})`)).not.toBeNull();
+    expect(
+      await callWithTickAges(pool, q, ages, (queue) => `pgque.ticker(${queue})`),
+    ).not.toBeNull();
     expect(await armed(q)).toBe(true);
     // the same pause after ticks ticker_max_lag apart (nobody runs ticker_prompt): disarmed
     await send(pool, q, 'three');
     const third = await lastTick(q);
     const lagged = { [second as string]: 400, [third]: 200 };
-    expect(await callWithAges(q, lagged, (queue) => `pgque.ticker(${queue})`)).not.toBeNull();
+    expect(
+      await callWithTickAges(pool, q, lagged, (queue) => `pgque.ticker(${queue})`),
+    ).not.toBeNull();
     expect(await armed(q)).toBe(false);
   });
 

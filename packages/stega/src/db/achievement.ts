@@ -1,5 +1,6 @@
 import type { Queryable } from '@stega/pgque';
 import type { Priority, SlaClockKind } from '../domain/index.js';
+import { type TicketViewer, ticketVisible } from './ticket-visibility.js';
 
 /**
  * SLA achievement: the share of SLA targets met over a period. A target counts in the period
@@ -9,6 +10,8 @@ import type { Priority, SlaClockKind } from '../domain/index.js';
  */
 
 export interface AchievementFilter {
+  /** Only the targets of tickets this viewer may see (ticket-visibility.ts). */
+  viewer: TicketViewer;
   start: Date;
   end: Date;
   /** The report's "now": running clocks past due by then count as missed. */
@@ -70,7 +73,8 @@ const DECIDED = `
      where ($4::text is null or d.kind = $4)
        and ($5::text is null or k.priority = $5)
        and (not $6::boolean or k.team_id is not distinct from $7::bigint)
-       and (not $8::boolean or k.requester_org is not distinct from $9::text))`;
+       and (not $8::boolean or k.requester_org is not distinct from $9::text)
+       and ${ticketVisible('k', '$10')})`;
 
 function params(f: AchievementFilter): unknown[] {
   return [
@@ -83,6 +87,7 @@ function params(f: AchievementFilter): unknown[] {
     f.team_id ?? null,
     f.requester_org !== undefined,
     f.requester_org ?? null,
+    f.viewer,
   ];
 }
 
@@ -157,7 +162,7 @@ export async function achievementMisses(
        from t
       where not t.met
       order by t.due_at, t.ticket_id, t.kind
-      limit $10`,
+      limit $11`,
     [...params(filter), limit],
   );
   return rows.map((r) => ({

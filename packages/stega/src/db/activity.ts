@@ -1,4 +1,5 @@
 import type { Queryable } from '@stega/pgque';
+import { type NewestFirstPage, type NewestFirstQuery, newestFirstPage } from './newest-first.js';
 
 /** One entry of a ticket's activity log: who did what, and the details of the change. */
 export interface ActivityRow {
@@ -60,22 +61,39 @@ export async function activityInsertMany(
   );
 }
 
-/** The ticket's activity, oldest first. */
-export async function activityListByTicket(
-  db: Queryable,
-  ticketId: number,
-): Promise<ActivityRow[]> {
-  const { rows } = await db.query(
-    `select id, ticket_id, at, actor, action, details
-       from stega.ticket_activity where ticket_id = $1 order by at, id`,
-    [ticketId],
-  );
-  return rows.map((row) => ({
+function activityOf(row: Record<string, unknown>): ActivityRow {
+  return {
     id: Number(row.id),
     ticket_id: Number(row.ticket_id),
     at: row.at as Date,
     actor: String(row.actor),
     action: String(row.action),
     details: (row.details as Record<string, unknown>) ?? {},
-  }));
+  };
+}
+
+export type ActivityPage = NewestFirstPage<ActivityRow>;
+
+/**
+ * Up to `limit` activity entries of the ticket, newest first, older than the entry `before`
+ * (an entry id, from a page's next_cursor; absent: from the newest). A cursor that is no entry
+ * of this ticket gives an empty page.
+ */
+export async function activityPageByTicket(
+  db: Queryable,
+  ticketId: number,
+  page: NewestFirstQuery,
+): Promise<ActivityPage> {
+  const { rows } = await db.query(
+    `select a.id, a.ticket_id, a.at, a.actor, a.action, a.details
+       from stega.ticket_activity a
+      where a.ticket_id = $1
+        and ($2::bigint is null
+             or (a.at, a.id) < (select p.at, p.id from stega.ticket_activity p
+                                 where p.id = $2 and p.ticket_id = $1))
+      order by a.at desc, a.id desc
+      limit $3`,
+    [ticketId, page.before ?? null, page.limit + 1],
+  );
+  return newestFirstPage(rows, page.limit, activityOf);
 }

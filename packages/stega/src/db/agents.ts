@@ -1,9 +1,19 @@
 import type { Queryable } from '@stega/pgque';
 
+/** admin: everything; supervisor: every team's tickets and reports, no settings; agent. */
+export type AgentRole = 'admin' | 'supervisor' | 'agent';
+
 export interface AgentRow {
   id: number;
   name: string;
   email: string;
+  role: AgentRole;
+  /** When the agent was deactivated (cannot sign in, tokens revoked); null: active. */
+  deactivated_at: Date | null;
+  /** Whether the agent has set a password (through an invitation or a reset). */
+  has_password: boolean;
+  /** Whether password sign-ins ask for a TOTP code (a confirmed enrolment). */
+  has_second_factor: boolean;
   /** The agent's own IANA zone; null: the first team's (by id), else the instance's. */
   time_zone: string | null;
   /** The teams the agent belongs to, by id. */
@@ -13,7 +23,10 @@ export interface AgentRow {
   created_at: Date;
 }
 
-const COLUMNS = `ag.id, ag.name, ag.email, ag.time_zone, ag.created_at,
+const COLUMNS = `ag.id, ag.name, ag.email, ag.role, ag.deactivated_at,
+  ag.password_hash is not null as has_password, ag.time_zone, ag.created_at,
+  exists (select 1 from stega.agent_totp t where t.agent_id = ag.id and t.confirmed_at is not null)
+    as has_second_factor,
   array(select m.team_id from stega.team_members m where m.agent_id = ag.id order by m.team_id)
     as team_ids,
   (select tm.time_zone from stega.team_members m join stega.teams tm on tm.id = m.team_id
@@ -25,6 +38,10 @@ function agentOf(row: Record<string, unknown>): AgentRow {
     id: Number(row.id),
     name: String(row.name),
     email: String(row.email),
+    role: row.role as AgentRole,
+    deactivated_at: (row.deactivated_at as Date | null) ?? null,
+    has_password: Boolean(row.has_password),
+    has_second_factor: Boolean(row.has_second_factor),
     time_zone: (row.time_zone as string | null) ?? null,
     team_ids: ((row.team_ids as unknown[] | null) ?? []).map(Number),
     team_time_zone: (row.team_time_zone as string | null) ?? null,
@@ -36,6 +53,8 @@ export interface AgentFields {
   name: string;
   email: string;
   time_zone?: string | null;
+  /** Default `agent`. */
+  role?: AgentRole;
 }
 
 export async function agentInsert(
@@ -44,9 +63,10 @@ export async function agentInsert(
   now: Date,
 ): Promise<AgentRow> {
   const { rows } = await db.query(
-    `insert into stega.agents (name, email, time_zone, created_at) values ($1, $2, $3, $4)
+    `insert into stega.agents (name, email, time_zone, role, created_at)
+     values ($1, $2, $3, $4, $5)
      returning id`,
-    [fields.name, fields.email, fields.time_zone ?? null, now],
+    [fields.name, fields.email, fields.time_zone ?? null, fields.role ?? 'agent', now],
   );
   return (await agentGet(db, Number(rows[0]?.id))) as AgentRow;
 }
@@ -71,8 +91,17 @@ export async function agentGet(db: Queryable, id: number): Promise<AgentRow | un
   return rows[0] ? agentOf(rows[0]) : undefined;
 }
 
-export async function agentList(db: Queryable): Promise<AgentRow[]> {
-  const { rows } = await db.query(`select ${COLUMNS} from stega.agents ag order by ag.name, ag.id`);
+/** Agents by name; the deactivated ones only when asked (pickers leave them out). */
+export async function agentList(
+  db: Queryable,
+  options: { includeDeactivated: boolean },
+): Promise<AgentRow[]> {
+  const { rows } = await db.query(
+    `select ${COLUMNS} from stega.agents ag
+      where $1 or ag.deactivated_at is null
+      order by ag.name, ag.id`,
+    [options.includeDeactivated],
+  );
   return rows.map(agentOf);
 }
 
@@ -82,10 +111,30 @@ export async function agentUpdate(
   fields: AgentFields,
 ): Promise<AgentRow | undefined> {
   const { rowCount } = await db.query(
-    'update stega.agents set name = $2, email = $3, time_zone = $4 where id = $1',
-    [id, fields.name, fields.email, fields.time_zone ?? null],
+    `update stega.agents set name = $2, email = $3, time_zone = $4, role = coalesce($5, role)
+      where id = $1`,
+    [id, fields.name, fields.email, fields.time_zone ?? null, fields.role ?? null],
   );
   return rowCount ? agentGet(db, id) : undefined;
+}
+
+/**
+ * Sets (a date) or clears (null) the agent's deactivation, keeping the first date of a
+ * repeated deactivation; false when the id is unknown.
+ */
+export async function agentSetDeactivated(
+  db: Queryable,
+  id: number,
+  at: Date | null,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `update stega.agents
+        set deactivated_at = case when $2::timestamptz is null then null
+                                  else coalesce(deactivated_at, $2) end
+      where id = $1`,
+    [id, at],
+  );
+  return Boolean(rowCount);
 }
 
 /**
@@ -144,4 +193,67 @@ export async function agentFindByEmail(
     [email],
   );
   return rows[0] ? { id: Number(rows[0].id), name: String(rows[0].name) } : undefined;
+}
+
+/** What signing in needs of the agent with this address (any case). */
+export async function agentFindForSignIn(
+  db: Queryable,
+  email: string,
+): Promise<
+  { id: number; email: string; password_hash: string | null; active: boolean } | undefined
+> {
+  const { rows } = await db.query(
+    `select id, email, password_hash, deactivated_at is null as active
+       from stega.agents where lower(email) = lower($1)`,
+    [email],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  return {
+    id: Number(row.id),
+    email: String(row.email),
+    password_hash: (row.password_hash as string | null) ?? null,
+    active: Boolean(row.active),
+  };
+}
+
+/** The agent's stored password hash (null: none set), for a password change. */
+export async function agentPasswordHash(db: Queryable, id: number): Promise<string | null> {
+  const { rows } = await db.query('select password_hash from stega.agents where id = $1', [id]);
+  return (rows[0]?.password_hash as string | null) ?? null;
+}
+
+export async function agentSetPassword(
+  db: Queryable,
+  id: number,
+  hash: string,
+  now: Date,
+): Promise<void> {
+  await db.query(
+    'update stega.agents set password_hash = $2, password_changed_at = $3 where id = $1',
+    [id, hash, now],
+  );
+}
+
+/** Name, email and whether active, of the agents with these ids (unknown ids absent). */
+export async function agentBriefsByIds(
+  db: Queryable,
+  ids: number[],
+): Promise<Map<number, { id: number; name: string; email: string; active: boolean }>> {
+  const { rows } = await db.query(
+    `select id, name, email, deactivated_at is null as active from stega.agents
+      where id = any ($1::bigint[])`,
+    [ids.map(String)],
+  );
+  return new Map(
+    rows.map((row) => [
+      Number(row.id),
+      {
+        id: Number(row.id),
+        name: String(row.name),
+        email: String(row.email),
+        active: Boolean(row.active),
+      },
+    ]),
+  );
 }

@@ -49,14 +49,17 @@ export async function alertTargetsLoadMany(
   ticketIds: number[],
 ): Promise<Map<number, AlertTargets>> {
   const { rows } = await db.query(
-    `select t.id, t.assignee_id, a.email as assignee_email, p.alert_channels, t.team_id,
+    `select t.id, a.id as assignee_id, a.email as assignee_email, p.alert_channels, t.team_id,
             array(select m.agent_id from stega.team_members m
+                    join stega.agents ma on ma.id = m.agent_id and ma.deactivated_at is null
                    where m.team_id = t.team_id order by m.agent_id) as team_member_ids,
             (select l.email from stega.team_members m
-               join stega.agents l on l.id = m.agent_id
+               join stega.agents l on l.id = m.agent_id and l.deactivated_at is null
               where m.team_id = t.team_id and m.is_lead) as team_lead_email
        from stega.tickets t
-       left join stega.agents a on a.id = t.assignee_id
+       -- a deactivated agent (someone who left) is alerted by no channel: a ticket still
+       -- assigned to one alerts as an unassigned one does (its team)
+       left join stega.agents a on a.id = t.assignee_id and a.deactivated_at is null
        left join stega.sla_policies p on p.id = t.policy_id
       where t.id = any ($1::bigint[])`,
     [ticketIds],

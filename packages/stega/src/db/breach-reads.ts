@@ -1,5 +1,6 @@
 import type { Queryable } from '@stega/pgque';
 import type { Priority, SlaClockKind } from '../domain/index.js';
+import { type TicketViewer, ticketVisible } from './ticket-visibility.js';
 
 /** A recorded SLA breach with what the API shows of its ticket. */
 export interface BreachRow {
@@ -40,6 +41,8 @@ function breachOf(row: Record<string, unknown>): BreachRow {
 }
 
 export interface BreachFilter {
+  /** Only breaches of tickets this viewer may see (ticket-visibility.ts). */
+  viewer: TicketViewer;
   ticket_id?: number;
   kind?: SlaClockKind;
   limit: number;
@@ -55,9 +58,10 @@ export async function breachList(db: Queryable, filter: BreachFilter): Promise<B
        join stega.tickets t on t.id = b.ticket_id
       where ($1::bigint is null or b.ticket_id = $1)
         and ($2::text is null or b.kind = $2)
+        and ${ticketVisible('t', '$5')}
       order by b.detected_at desc, b.id desc
       limit $3 offset $4`,
-    [filter.ticket_id ?? null, filter.kind ?? null, filter.limit, filter.offset],
+    [filter.ticket_id ?? null, filter.kind ?? null, filter.limit, filter.offset, filter.viewer],
   );
   return rows.map(breachOf);
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from '@stega/pgque';
+import { type NewestFirstPage, type NewestFirstQuery, newestFirstPage } from './newest-first.js';
 
 export interface CommentRow {
   id: number;
@@ -51,11 +52,36 @@ export async function commentInsert(
   return commentOf(rows[0] as Record<string, unknown>);
 }
 
-/** The ticket's comments, oldest first. */
-export async function commentListByTicket(db: Queryable, ticketId: number): Promise<CommentRow[]> {
+export type CommentPage = NewestFirstPage<CommentRow>;
+
+/**
+ * Up to `limit` comments of the ticket, newest first, older than the comment `before` (a
+ * comment id, from a page's next_cursor; absent: from the newest). A cursor that is no comment
+ * of this ticket gives an empty page.
+ */
+export async function commentPageByTicket(
+  db: Queryable,
+  ticketId: number,
+  page: NewestFirstQuery,
+): Promise<CommentPage> {
   const { rows } = await db.query(
-    `select ${COLUMNS} from stega.ticket_comments where ticket_id = $1 order by created_at, id`,
+    `select ${COLUMNS} from stega.ticket_comments c
+      where c.ticket_id = $1
+        and ($2::bigint is null
+             or (c.created_at, c.id) < (select p.created_at, p.id from stega.ticket_comments p
+                                         where p.id = $2 and p.ticket_id = $1))
+      order by c.created_at desc, c.id desc
+      limit $3`,
+    [ticketId, page.before ?? null, page.limit + 1],
+  );
+  return newestFirstPage(rows, page.limit, commentOf);
+}
+
+/** How many comments the ticket has. */
+export async function commentCountByTicket(db: Queryable, ticketId: number): Promise<number> {
+  const { rows } = await db.query(
+    'select count(*)::int as n from stega.ticket_comments where ticket_id = $1',
     [ticketId],
   );
-  return rows.map(commentOf);
+  return Number(rows[0]?.n ?? 0);
 }

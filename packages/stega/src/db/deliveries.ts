@@ -1,4 +1,5 @@
 import type { Queryable } from '@stega/pgque';
+import type { OutcomeRecord } from '../domain/delivery-outcome.js';
 
 export type AlertType = 'breach' | 'warning' | 'escalation';
 
@@ -35,6 +36,8 @@ export interface DeliveryRow {
   fallback: boolean;
   attempts: number;
   last_error: string | null;
+  /** The typed outcome of the last attempt (null before one): what the UI switches on. */
+  last_outcome: OutcomeRecord | null;
   delivered_at: Date | null;
   delivered_by: string | null;
   batch_id: number | null;
@@ -50,11 +53,13 @@ export interface DeliveryRow {
 }
 
 const COLUMNS = `d.id, d.alert_type, d.alert_id, d.ticket_id, d.channel, d.recipient, d.status,
-  d.attempts, d.last_error, d.delivered_at, d.delivered_by, d.batch_id, d.updated_at, d.fallback,
+  d.attempts, d.last_error, d.last_outcome, d.delivered_at, d.delivered_by, d.batch_id, d.updated_at, d.fallback,
   d.next_attempt_at, d.first_failed_at, d.endpoint, e.state as circuit`;
 
 const FROM = `stega.alert_deliveries d
   left join stega.delivery_endpoints e on e.endpoint = d.endpoint`;
+/** Alert rows only: emails to customers are shown on their comments (customer-emails.ts). */
+const ALERTS_ONLY = `d.channel <> 'customer_email'`;
 
 function stateOf(status: string): DeliveryState {
   if (status === 'failed') return 'retrying';
@@ -81,6 +86,7 @@ function deliveryOf(row: Record<string, unknown>): DeliveryRow {
     fallback: Boolean(row.fallback),
     attempts: Number(row.attempts),
     last_error: (row.last_error as string | null) ?? null,
+    last_outcome: (row.last_outcome as OutcomeRecord | null) ?? null,
     delivered_at: (row.delivered_at as Date | null) ?? null,
     delivered_by: (row.delivered_by as string | null) ?? null,
     batch_id: row.batch_id === null ? null : Number(row.batch_id),
@@ -135,7 +141,7 @@ export async function deliveryListByTicket(
   ticketId: number,
 ): Promise<DeliveryRow[]> {
   const { rows } = await db.query(
-    `select ${COLUMNS} from ${FROM} where d.ticket_id = $1 order by d.id`,
+    `select ${COLUMNS} from ${FROM} where d.ticket_id = $1 and ${ALERTS_ONLY} order by d.id`,
     [ticketId],
   );
   return withFallbacks(rows.map(deliveryOf));
@@ -148,7 +154,7 @@ export async function deliveryListOutstanding(
 ): Promise<DeliveryRow[]> {
   const { rows } = await db.query(
     `select ${COLUMNS} from ${FROM}
-      where d.status not in ('delivered', 'cancelled')
+      where d.status not in ('delivered', 'cancelled') and ${ALERTS_ONLY}
       order by d.created_at desc, d.id desc
       limit $1`,
     [limit],

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import type { CallOutcome, Failure } from '../domain/delivery-outcome.js';
 
 /**
  * The weekly report's delivery ledger (stega.report_deliveries): one row per (report,
  * channel, recipient) that makes a redelivered event send nothing twice. (The alerts have
- * their own ledger, alert-ledger.ts.) No transaction spans the external call: the row is
+ * their own ledger, delivery/ledger/.) No transaction spans the external call: the row is
  * claimed with a token and a lease in short autocommit statements, the call is made, and
  * its outcome is recorded on that claim only.
  */
@@ -30,6 +31,14 @@ export class DeliveryClaimedError extends Error {
       `report ${key.reportId} ${key.channel} to ${key.recipient} is being delivered by another process (claim until ${until.toISOString()})`,
     );
     this.name = 'DeliveryClaimedError';
+  }
+}
+
+/** Thrown after a failed call was recorded, so the event is retried; carries the typed failure. */
+export class ReportDeliveryFailedError extends Error {
+  override name = 'ReportDeliveryFailedError';
+  constructor(readonly failure: Failure) {
+    super(failure.text);
   }
 }
 
@@ -93,20 +102,20 @@ export async function reportDeliveryFailed(
   pool: pg.Pool,
   key: ReportDeliveryKey,
   token: string,
-  error: unknown,
+  failure: Failure,
 ): Promise<void> {
   await pool.query(
     `update stega.report_deliveries
         set status = 'failed', last_error = $5, claim_token = null, claim_until = null,
             updated_at = now()
       where ${KEY} and claim_token = $4`,
-    [...keyValues(key), token, String((error as Error)?.message ?? error).slice(0, 1000)],
+    [...keyValues(key), token, failure.text.slice(0, 1000)],
   );
 }
 
 /**
  * Delivers once in effect: claim (committed), call `send` with no transaction open, record
- * the outcome. When `send` throws, the failure is recorded and the error rethrown so the
+ * the outcome. A failed outcome is recorded and thrown as a ReportDeliveryFailedError so the
  * caller can nack. A process that dies between the call and the outcome leaves the claim to
  * lapse; the redelivered event then sends again, with the same Message-ID / Idempotency-Key.
  */
@@ -115,15 +124,14 @@ export async function deliverOnce(
   key: ReportDeliveryKey,
   context: DeliveryContext,
   leaseSeconds: number,
-  send: () => Promise<void>,
+  send: () => Promise<CallOutcome>,
 ): Promise<DeliveryOutcome> {
   const claim = await reportDeliveryClaim(pool, key, leaseSeconds);
   if (claim === 'already_delivered') return claim;
-  try {
-    await send();
-  } catch (error) {
-    await reportDeliveryFailed(pool, key, claim, error);
-    throw error;
+  const outcome = await send();
+  if (outcome.type === 'failed') {
+    await reportDeliveryFailed(pool, key, claim, outcome.failure);
+    throw new ReportDeliveryFailedError(outcome.failure);
   }
   await reportDeliveryDelivered(pool, key, claim, context.deliveredBy);
   return 'delivered';

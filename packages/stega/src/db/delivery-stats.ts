@@ -21,7 +21,7 @@ export async function deliveryCountByReplica(
     `select to_timestamp(floor(extract(epoch from delivered_at) / $3) * $3) as bucket_start,
             delivered_by, count(*) as deliveries
        from stega.alert_deliveries
-      where status = 'delivered' and delivered_by is not null
+      where status = 'delivered' and delivered_by is not null and channel <> 'customer_email'
         and delivered_at >= $1 and delivered_at < $2
       group by 1, 2
       order by 1, 2`,
@@ -73,7 +73,8 @@ export async function deliveryLatenessSummary(
        from stega.alert_deliveries d ${ALERT_JOINS}
        cross join lateral (
          select greatest(0, extract(epoch from d.delivered_at - ${ALERT_INSTANT}))::float8 as seconds) l
-      where d.status = 'delivered' and d.delivered_at >= $1 and d.delivered_at < $2`,
+      where d.status = 'delivered' and d.delivered_at >= $1 and d.delivered_at < $2
+        and d.channel <> 'customer_email'`,
     [from, to],
   );
   const row = rows[0] ?? {};
@@ -113,6 +114,7 @@ export async function undeliveredAlertSummary(
     `with pending as (
        select d.alert_type, d.alert_id from stega.alert_deliveries d
         where d.status <> 'delivered' and d.status = any($2::text[])
+          and d.channel <> 'customer_email'
        union
        select 'breach', b.id from stega.sla_breaches b
         where b.detected_at > $1::timestamptz - make_interval(secs => $3)

@@ -1,8 +1,12 @@
 import type { Queryable } from '@stega/pgque';
+import { ZodError } from 'zod';
 import { type EscalationLevel, storedLevelsOf } from '../domain/escalation-policy.js';
 import type { SlaClockKind } from '../domain/index.js';
+import { type OnCallResolution, resolveOnCallTarget } from '../domain/on-call-target.js';
 import { EVENT_TYPES, EVENT_VERSION } from '../events.js';
+import { activityInsert } from './activity.js';
 import { NOTIFICATIONS_QUEUE } from './migrate.js';
+import { onCallFallbacksLoad, scheduleLoad } from './schedules.js';
 
 /**
  * Escalation policies and the chains they start (migration 000020). A chain is keyed like
@@ -232,7 +236,83 @@ export async function escalationFireDue(
   return { chains: due.length, fired };
 }
 
-/** Records one level's firing (agents resolved now) and publishes its event; null if it had fired. */
+/**
+ * The level's "on call in schedule X" targets, resolved at `now`: each schedule's person then,
+ * or its fallback (domain/on-call-target.ts); a schedule deleted since falls back too.
+ */
+async function onCallResolve(
+  db: Queryable,
+  level: EscalationLevel,
+  ticketTeamId: number | null,
+  now: Date,
+): Promise<OnCallResolution[]> {
+  const targets = level.targets.on_call;
+  if (targets.length === 0) return [];
+  let schedules: Awaited<ReturnType<typeof scheduleLoad>> = [];
+  try {
+    schedules = await scheduleLoad(
+      db,
+      targets.map((target) => target.schedule_id),
+      { from: now, to: new Date(now.getTime() + 1) },
+    );
+  } catch (error) {
+    // a stored schedule that no longer parses must not stop the chain: its level falls back
+    // as for a deleted schedule (a database error still aborts the round, to be retried)
+    if (!(error instanceof ZodError)) throw error;
+  }
+  const teams = [
+    ...schedules.flatMap((s) => (s.team_id === null ? [] : [s.team_id])),
+    ...(ticketTeamId === null ? [] : [ticketTeamId]),
+  ];
+  const named = [
+    ...targets.flatMap((target) => (target.fallback_agent_id ? [target.fallback_agent_id] : [])),
+    ...schedules.flatMap((s) => (s.fallback_agent_id === null ? [] : [s.fallback_agent_id])),
+  ];
+  const { leads, active } = await onCallFallbacksLoad(db, teams, named);
+  return targets.map((target) => {
+    const row = schedules.find((s) => s.id === target.schedule_id);
+    const schedule = row ? { ...row, inactive: new Set(row.inactive_agent_ids) } : null;
+    return resolveOnCallTarget(
+      target.schedule_id,
+      {
+        schedule,
+        levelFallbackAgentId: target.fallback_agent_id,
+        ticketTeamId,
+        leads,
+        active,
+      },
+      now,
+    );
+  });
+}
+
+/** The ticket activity entry of one resolved on-call target: who was paged and why. */
+function onCallActivity(
+  chainId: unknown,
+  index: number,
+  resolution: OnCallResolution,
+  names: Map<number, string>,
+) {
+  const who = resolution.agent_id === null ? null : (names.get(resolution.agent_id) ?? null);
+  return {
+    action: resolution.via === 'schedule' ? 'escalation_on_call' : 'escalation_on_call_fallback',
+    details: {
+      escalation_id: Number(chainId),
+      level: index,
+      schedule_id: resolution.schedule_id,
+      agent_id: resolution.agent_id,
+      agent_name: who,
+      via: resolution.via,
+      reason: resolution.reason,
+      source: resolution.on_call?.source ?? null,
+    },
+  };
+}
+
+/**
+ * Records one level's firing (agents resolved now, deactivated ones left out) and publishes its
+ * event; null if it had fired.
+ */
 async function levelFire(
   db: Queryable,
   chain: Record<string, unknown>,
@@ -242,15 +322,19 @@ async function levelFire(
   now: Date,
 ): Promise<number | null> {
   const t = level.targets;
+  const ticketTeamId = chain.team_id == null ? null : Number(chain.team_id);
+  const onCall = await onCallResolve(db, level, ticketTeamId, now);
+  const named = [...t.agents, ...onCall.flatMap((r) => (r.agent_id === null ? [] : [r.agent_id]))];
   const { rows } = await db.query(
     `with agents as (
        select distinct a.id, a.name, a.email
          from stega.agents a
-        where ($2 and a.id = $3::bigint)
+        where a.deactivated_at is null -- someone who left is nobody's target
+          and (($2 and a.id = $3::bigint)
            or ($4 and a.id in (select m.agent_id from stega.team_members m where m.team_id = $5::bigint))
            or ($6 and a.id in (select m.agent_id from stega.team_members m
                                 where m.team_id = $5::bigint and m.is_lead))
-           or a.id = any ($7::bigint[])
+           or a.id = any ($7::bigint[]))
      ),
      f as (
        insert into stega.escalation_firings (escalation_id, ticket_id, level, fire_at, fired_at, agents)
@@ -287,7 +371,7 @@ async function levelFire(
       t.team,
       chain.team_id ?? null,
       t.team_lead,
-      t.agents,
+      named,
       chain.ticket_id,
       index,
       new Date((chain.due_at as Date).getTime() + level.delay_minutes * 60_000),
@@ -305,6 +389,28 @@ async function levelFire(
     row.id,
     row.event_id,
   ]);
+  const agents = (row.agents as { id: number; name: string }[]) ?? [];
+  const names = new Map(agents.map((a) => [Number(a.id), a.name]));
+  // the ticket's activity says the level fired and whom it reached, then whom on call
+  await activityInsert(
+    db,
+    Number(chain.ticket_id),
+    'system',
+    [
+      {
+        action: 'escalation_level_fired',
+        details: {
+          escalation_id: Number(chain.id),
+          kind: chain.kind ?? null,
+          level: index,
+          levels: levelCount,
+          agent_names: agents.map((a) => a.name),
+        },
+      },
+      ...onCall.map((resolution) => onCallActivity(chain.id, index, resolution, names)),
+    ],
+    now,
+  );
   return Number(row.id);
 }
 
@@ -342,6 +448,35 @@ export async function escalationFiringTargets(
   };
 }
 
+/** escalationFiringTargets of several firings in one statement (the workers' batches); unknown ones absent. */
+export async function escalationFiringTargetsMany(
+  db: Queryable,
+  firingIds: number[],
+): Promise<Map<number, FiringTargets>> {
+  const { rows } = await db.query(
+    `select f.id, f.ticket_id, f.level, f.agents, e.levels
+       from stega.escalation_firings f
+       join stega.escalations e on e.id = f.escalation_id
+      where f.id = any ($1::bigint[])`,
+    [firingIds],
+  );
+  const found = new Map<number, FiringTargets>();
+  for (const row of rows) {
+    const level = storedLevelsOf(row.levels)[Number(row.level)];
+    if (!level) continue;
+    found.set(Number(row.id), {
+      ticketId: Number(row.ticket_id),
+      level,
+      agents: ((row.agents as { id: number; name: string; email: string }[]) ?? []).map((a) => ({
+        id: Number(a.id),
+        name: String(a.name),
+        email: String(a.email),
+      })),
+    });
+  }
+  return found;
+}
+
 export interface EscalationFiringRow {
   level: number;
   fire_at: Date;
@@ -356,7 +491,7 @@ export type EscalationStopReason =
   | 'resolved'
   | 'waiting'
   | 'rescheduled';
-export type AcknowledgeVia = 'app' | 'api' | 'email' | 'chat';
+export type AcknowledgeVia = 'app' | 'api' | 'email' | 'chat' | 'sms' | 'voice' | 'push' | 'slack';
 
 export interface EscalationRow {
   id: number;

@@ -1,9 +1,8 @@
 import type { Queryable } from '@stega/pgque';
-import type { AlertType } from './alert-ledger.js';
 
 /**
  * PagerDuty's follow-up events in the alert ledger. A `trigger` row is planned with the alert
- * (workers/alert-delivery.ts); an `acknowledge` row is recorded here when Stega records an
+ * (delivery/plan.ts); an `acknowledge` row is recorded here when Stega records an
  * acknowledgement; a `resolve` row is recorded by the database itself when an SLA clock stops
  * or the ticket is resolved (stega.pagerduty_resolves_record, migration 000030; a fallback
  * trigger still waiting for its deadline is cancelled instead, with any follow-up waiting on
@@ -12,28 +11,63 @@ import type { AlertType } from './alert-ledger.js';
  * carry the alert's dedup_key. Follow-ups are due at once and the retry loop sends them, after
  * their trigger has been delivered (PagerDuty drops an acknowledge or resolve for an alert it
  * does not have).
+ *
+ * Why not the queue's per-key order (issue 26): it orders when events are handled, not when
+ * their calls succeed. A trigger answered 429 is handled (row `retrying`, event acked) long
+ * before it is delivered, so an acknowledge next under its key would reach PagerDuty first;
+ * holding the key's slot until delivery would stall the slot's other tickets for the retry
+ * horizon, and a nacked event comes back after its key's later ones. The wait on the
+ * trigger's row stays (docs/architecture.md, Queues and consumers).
  */
 
-/** The state of the trigger a follow-up row belongs to (null: there is none). */
-export async function pagerDutyTriggerStatus(
-  db: Queryable,
-  followUp: { alert_type: AlertType; alert_id: number; recipient: string; fallback: boolean },
-): Promise<string | null> {
-  const { rows } = await db.query(
-    `select status from stega.alert_deliveries
-      where alert_type = $1 and alert_id = $2 and channel = 'pagerduty' and fallback = $4
-        and recipient = 'trigger' || substr($3::text, strpos($3::text, ':'))`,
-    [followUp.alert_type, followUp.alert_id, followUp.recipient, followUp.fallback],
-  );
-  return rows[0] ? String(rows[0].status) : null;
+/** A PagerDuty acknowledge or resolve row, by what names its trigger. */
+export interface FollowUp {
+  /** The ledger row's alert_type (a follow-up's is an alert's). */
+  alert_type: string;
+  alert_id: number;
+  recipient: string;
+  fallback: boolean;
 }
 
-/** Whether the breach has an escalation chain (what an acknowledge link acknowledges). */
-export async function breachHasEscalation(db: Queryable, breachId: number): Promise<boolean> {
-  const { rows } = await db.query('select 1 from stega.escalations where breach_id = $1', [
-    breachId,
-  ]);
-  return rows.length > 0;
+/**
+ * The state of the trigger each follow-up row belongs to (null: there is none), in the
+ * order given: one statement for many follow-ups.
+ */
+export async function pagerDutyTriggerStatuses(
+  db: Queryable,
+  followUps: FollowUp[],
+): Promise<(string | null)[]> {
+  if (followUps.length === 0) return [];
+  const { rows } = await db.query(
+    `select f.n, t.status
+       from unnest($1::text[], $2::bigint[], $3::text[], $4::boolean[])
+              with ordinality as f (alert_type, alert_id, recipient, fallback, n)
+       left join stega.alert_deliveries t
+              on t.alert_type = f.alert_type and t.alert_id = f.alert_id
+             and t.channel = 'pagerduty' and t.fallback = f.fallback
+             and t.recipient = 'trigger' || substr(f.recipient, strpos(f.recipient, ':'))`,
+    [
+      followUps.map((f) => f.alert_type),
+      followUps.map((f) => f.alert_id),
+      followUps.map((f) => f.recipient),
+      followUps.map((f) => f.fallback),
+    ],
+  );
+  const status = new Map(rows.map((row) => [Number(row.n), row.status as string | null]));
+  return followUps.map((_, i) => status.get(i + 1) ?? null);
+}
+
+/** Which of the breaches have an escalation chain (what an acknowledge link acknowledges). */
+export async function breachesWithEscalation(
+  db: Queryable,
+  breachIds: number[],
+): Promise<Set<number>> {
+  if (breachIds.length === 0) return new Set();
+  const { rows } = await db.query(
+    'select distinct breach_id from stega.escalations where breach_id = any ($1::bigint[])',
+    [breachIds],
+  );
+  return new Set(rows.map((row) => Number(row.breach_id)));
 }
 
 export interface Acknowledgement {

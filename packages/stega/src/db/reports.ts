@@ -1,8 +1,9 @@
 import { type Queryable, send } from '@stega/pgque';
+import type { ReportPeriod } from '../domain/report-period.js';
 import { type ActivityReportEvent, EVENT_TYPES, EVENT_VERSION } from '../events.js';
-import type { ReportPeriod } from '../jobs/report-period.js';
 import { type Achievement, achievementCompute } from './achievement.js';
 import { NOTIFICATIONS_QUEUE } from './migrate.js';
+import { EVERY_TICKET } from './ticket-visibility.js';
 
 export interface ActivityFigures {
   created: number;
@@ -60,6 +61,7 @@ export async function reportFiguresCompute(
     median_first_response_minutes: null,
   };
   const achievement = await achievementCompute(db, {
+    viewer: EVERY_TICKET,
     start: period.start,
     end: period.end,
     now: period.end,

@@ -148,3 +148,14 @@ export async function teamLeadSet(
     );
   }
 }
+
+/** The ids of the teams with these exact names; names of no team are absent. */
+export async function teamIdsByName(db: Queryable, names: string[]): Promise<Map<string, number>> {
+  if (names.length === 0) return new Map();
+  const { rows } = await db.query(
+    `select n.name, t.id from unnest($1::text[]) as n(name)
+       join stega.teams t on t.name = n.name`,
+    [names],
+  );
+  return new Map(rows.map((row) => [String(row.name), Number(row.id)]));
+}

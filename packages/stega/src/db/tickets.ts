@@ -1,5 +1,6 @@
 import type { Queryable } from '@stega/pgque';
 import type { Priority, TicketStatus } from '../domain/index.js';
+import { type TicketViewer, ticketVisible } from './ticket-visibility.js';
 
 export interface TicketRow {
   id: number;
@@ -34,6 +35,13 @@ export interface TicketListRow extends TicketRow {
   /** When a stopped clock stopped: met when not after its due time. */
   first_response_stopped_at: Date | null;
   resolution_stopped_at: Date | null;
+  /**
+   * The next-reply clock, under a policy with a next-reply target: null until a requester's
+   * reply starts it (and after it stopped, its due and stop instants stay).
+   */
+  next_reply_due_at: Date | null;
+  next_reply_state: ClockState | null;
+  next_reply_stopped_at: Date | null;
   /** A breach was recorded, or a clock missed (or is past) its due time. */
   breached: boolean;
   /** A running clock of an active ticket is past its warning instant but not yet due. */
@@ -135,22 +143,34 @@ export async function ticketInsert(
   return Number(rows[0]?.id);
 }
 
-export async function ticketGet(db: Queryable, id: number): Promise<TicketRow | undefined> {
+/** The ticket, if it exists and `viewer` may see it. */
+export async function ticketGet(
+  db: Queryable,
+  id: number,
+  viewer: TicketViewer,
+): Promise<TicketRow | undefined> {
   const { rows } = await db.query(
     `select ${COLUMNS} from stega.tickets t left join stega.agents ag on ag.id = t.assignee_id
-      where t.id = $1`,
-    [id],
+      where t.id = $1 and ${ticketVisible('t', '$2')}`,
+    [id, viewer],
   );
   return rows[0] ? ticketOf(rows[0]) : undefined;
 }
 
-/** Reads and row-locks a ticket for the rest of the caller's transaction. */
-export async function ticketLock(db: Queryable, id: number): Promise<TicketRow | undefined> {
+/**
+ * Reads and row-locks a ticket `viewer` may see for the rest of the caller's transaction;
+ * undefined when it does not exist or is not theirs to see.
+ */
+export async function ticketLock(
+  db: Queryable,
+  id: number,
+  viewer: TicketViewer,
+): Promise<TicketRow | undefined> {
   const { rows } = await db.query(
     `select ${COLUMNS} from stega.tickets t left join stega.agents ag on ag.id = t.assignee_id
-      where t.id = $1
+      where t.id = $1 and ${ticketVisible('t', '$2')}
         for update of t`,
-    [id],
+    [id, viewer],
   );
   return rows[0] ? ticketOf(rows[0]) : undefined;
 }
@@ -197,6 +217,8 @@ export const TICKET_SORTS = ['newest', 'deadline', 'priority', 'age'] as const;
 export type TicketSort = (typeof TICKET_SORTS)[number];
 
 export interface TicketFilter {
+  /** Whose view: only the tickets this viewer may see are listed (ticket-visibility.ts). */
+  viewer: TicketViewer;
   status?: TicketStatus[];
   priority?: Priority[];
   /** A number, or null for unassigned tickets. */
@@ -234,39 +256,78 @@ export interface TicketListPage {
 
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 
-/** Per ordering: the ORDER BY, the cursor's sort value (text), and the keyset predicate. */
+/** `2026-03-02T09:00:00.000000Z` (the key's text, ISO above) naming a real instant. */
+function isKeyInstant(key: string | null): boolean {
+  const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.\d{6}Z$/.exec(key ?? '');
+  if (!match) return false;
+  const [, y, mo, d, h, mi, se] = match.map(Number) as number[];
+  const at = new Date(Date.UTC(y as number, (mo as number) - 1, d, h, mi, se));
+  // a day past its month's end (02-30) rolls over: not the instant the text names
+  return (
+    at.getUTCFullYear() === y &&
+    at.getUTCMonth() === (mo as number) - 1 &&
+    at.getUTCDate() === d &&
+    (h as number) < 24 &&
+    (mi as number) < 60 &&
+    (se as number) < 60
+  );
+}
+
+/**
+ * Per ordering: the ORDER BY, the cursor's sort value (text), the keyset predicate, and
+ * which sort values a cursor may carry (anything else would fail the predicate's cast).
+ */
 const DUE = "coalesce(t.next_due_at, 'infinity'::timestamptz)";
 
-const ORDERINGS: Record<TicketSort, { order: string; key: string; after: string }> = {
-  newest: { order: 't.id desc', key: 'null', after: 't.id < $K2::bigint' },
+const ORDERINGS: Record<
+  TicketSort,
+  { order: string; key: string; after: string; keyValid: (key: string | null) => boolean }
+> = {
+  newest: {
+    order: 't.id desc',
+    key: 'null',
+    after: 't.id < $K2::bigint',
+    keyValid: (key) => key === null,
+  },
   // no running clock: 'infinity', so the ordering has no nulls and the keyset is one range
   deadline: {
     order: `${DUE}, t.id`,
     key: `case when t.next_due_at is null then 'infinity'
            else to_char(t.next_due_at at time zone 'UTC', ${ISO}) end`,
     after: `(${DUE}, t.id) > ($K1::text::timestamptz, $K2::bigint)`,
+    keyValid: (key) => key === 'infinity' || isKeyInstant(key),
   },
   priority: {
     order: 't.priority_rank, (-t.id)',
     key: 't.priority_rank::text',
     after: '(t.priority_rank, (-t.id)) > ($K1::text::smallint, -$K2::bigint)',
+    keyValid: (key) => /^\d{1,4}$/.test(key ?? ''),
   },
   age: {
     order: 't.created_at, t.id',
     key: `to_char(t.created_at at time zone 'UTC', ${ISO})`,
     after: '(t.created_at, t.id) > ($K1::text::timestamptz, $K2::bigint)',
+    keyValid: isKeyInstant,
   },
 };
 
-/** A cursor is the last row's sort value and id, base64url JSON; undefined if malformed. */
-export function cursorDecode(cursor: string): [string | null, number] | undefined {
+/**
+ * A cursor is the last row's sort value and id, base64url JSON; undefined if malformed or
+ * not one `sort` makes (a sort value its keyset cannot read, an id out of range).
+ */
+export function cursorDecode(
+  cursor: string,
+  sort: TicketSort = 'newest',
+): [string | null, number] | undefined {
   try {
     const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     if (
       Array.isArray(value) &&
       value.length === 2 &&
       (value[0] === null || typeof value[0] === 'string') &&
-      Number.isSafeInteger(value[1])
+      ORDERINGS[sort].keyValid(value[0]) &&
+      Number.isSafeInteger(value[1]) &&
+      value[1] > 0
     ) {
       return [value[0], value[1]];
     }
@@ -301,6 +362,7 @@ function whereOf(filter: TicketFilter, values: unknown[], search: SearchPlan = '
     return `$${values.length}`;
   };
   const parts: string[] = [];
+  if (filter.viewer !== null) parts.push(ticketVisible('t', add(filter.viewer)));
   if (filter.status) parts.push(`t.status = any (${add(filter.status)}::text[])`);
   if (filter.priority) parts.push(`t.priority = any (${add(filter.priority)}::text[])`);
   if (filter.assignee_id === null) parts.push('t.assignee_id is null');
@@ -365,7 +427,8 @@ export async function ticketList(
   const where = whereOf(filter, values, search);
   const countValues = [...values];
   let keyset = 'true';
-  const cursor = filter.cursor === undefined ? undefined : cursorDecode(filter.cursor);
+  const cursor =
+    filter.cursor === undefined ? undefined : cursorDecode(filter.cursor, filter.sort ?? 'newest');
   if (cursor) {
     keyset = sort.after;
     if (keyset.includes('$K1')) {
@@ -389,21 +452,27 @@ export async function ticketList(
      select ${COLUMNS}, p.sort_key,
             fr.due_at as first_response_due_at, rs.due_at as resolution_due_at,
             fr.stopped_at as first_response_stopped_at, rs.stopped_at as resolution_stopped_at,
+            nr.due_at as next_reply_due_at, nr.stopped_at as next_reply_stopped_at,
             ${CLOCK_STATE.replaceAll('c.', 'fr.')} as first_response_state,
             ${CLOCK_STATE.replaceAll('c.', 'rs.')} as resolution_state,
+            ${CLOCK_STATE.replaceAll('c.', 'nr.')} as next_reply_state,
             fr.ticket_id is not null as has_first_response,
             rs.ticket_id is not null as has_resolution,
+            nr.ticket_id is not null as has_next_reply,
             t.sla_missed or coalesce(t.next_due_at < $1, false) as breached,
             t.status in ('open', 'in_progress')
               and ((fr.stopped_at is null and fr.paused_since is null
                     and fr.warn_at <= $1 and fr.due_at > $1)
                 or (rs.stopped_at is null and rs.paused_since is null
-                    and rs.warn_at <= $1 and rs.due_at > $1)) as at_risk
+                    and rs.warn_at <= $1 and rs.due_at > $1)
+                or (nr.stopped_at is null and nr.paused_since is null
+                    and nr.warn_at <= $1 and nr.due_at > $1)) as at_risk
        from page p
        join stega.tickets t on t.id = p.id
        left join stega.agents ag on ag.id = t.assignee_id
        left join stega.sla_clocks fr on fr.ticket_id = t.id and fr.kind = 'first_response'
        left join stega.sla_clocks rs on rs.ticket_id = t.id and rs.kind = 'resolution'
+       left join stega.sla_clocks nr on nr.ticket_id = t.id and nr.kind = 'next_reply'
       order by ${sort.order}`,
     values,
   );
@@ -417,6 +486,9 @@ export async function ticketList(
     resolution_state: row.has_resolution ? (row.resolution_state as ClockState) : null,
     first_response_stopped_at: orNull<Date>(row.first_response_stopped_at),
     resolution_stopped_at: orNull<Date>(row.resolution_stopped_at),
+    next_reply_due_at: orNull<Date>(row.next_reply_due_at),
+    next_reply_state: row.has_next_reply ? (row.next_reply_state as ClockState) : null,
+    next_reply_stopped_at: orNull<Date>(row.next_reply_stopped_at),
     breached: Boolean(row.breached),
     at_risk: Boolean(row.at_risk),
   }));
@@ -441,6 +513,24 @@ export async function ticketList(
   const plan = await db.query(`explain (format json) ${counting}`, countValues);
   const planRows = planRowsOf(plan.rows);
   return { items, total: Math.max(n, Math.round(planRows)), total_exact: false, next_cursor };
+}
+
+/**
+ * What a search text looks for, as PostgreSQL reads it (websearch_to_tsquery, `simple`):
+ * `words` when it has a word that must be present (the search can use its indexes),
+ * `only excluded` when every word is negated (`-printer`: every ticket and comment would be
+ * read), `nothing` when it has no word at all (punctuation only).
+ */
+export async function searchTextKind(
+  db: Queryable,
+  q: string,
+): Promise<'words' | 'only excluded' | 'nothing'> {
+  const { rows } = await db.query(
+    `select querytree(websearch_to_tsquery('simple', $1::text)) as tree`,
+    [q],
+  );
+  const tree = String(rows[0]?.tree ?? '');
+  return tree === '' ? 'nothing' : tree === 'T' ? 'only excluded' : 'words';
 }
 
 /**

@@ -1,6 +1,10 @@
 import type { Queryable } from '@stega/pgque';
 
-export type TokenRole = 'agent' | 'admin';
+/**
+ * `agent`: an agent's own token (acts as the agent, with the agent's role); `admin`: admin
+ * (optionally writing as an agent); `integration`: no agent, only its scopes.
+ */
+export type TokenRole = 'agent' | 'admin' | 'integration';
 
 /** A stored API token; the plain token is never stored, only its SHA-256. */
 export interface TokenRow {
@@ -9,11 +13,16 @@ export interface TokenRow {
   role: TokenRole;
   agent_id: number | null;
   agent_name: string | null;
+  /** The agent's role (admin, supervisor, agent); null for a token of no agent. */
+  agent_role: 'admin' | 'supervisor' | 'agent' | null;
+  /** An integration token's scopes (services/context.ts SCOPES); empty for the others. */
+  scopes: string[];
   created_at: Date;
   revoked_at: Date | null;
 }
 
-const COLUMNS = `t.id, t.name, t.role, t.agent_id, a.name as agent_name, t.created_at, t.revoked_at`;
+const COLUMNS = `t.id, t.name, t.role, t.agent_id, a.name as agent_name, a.role as agent_role,
+  t.scopes, t.created_at, t.revoked_at`;
 
 function tokenOf(row: Record<string, unknown>): TokenRow {
   return {
@@ -22,6 +31,8 @@ function tokenOf(row: Record<string, unknown>): TokenRow {
     role: row.role as TokenRole,
     agent_id: row.agent_id === null ? null : Number(row.agent_id),
     agent_name: (row.agent_name as string | null) ?? null,
+    agent_role: (row.agent_role as TokenRow['agent_role']) ?? null,
+    scopes: (row.scopes as string[] | null) ?? [],
     created_at: row.created_at as Date,
     revoked_at: (row.revoked_at as Date | null) ?? null,
   };
@@ -29,21 +40,27 @@ function tokenOf(row: Record<string, unknown>): TokenRow {
 
 export async function tokenInsert(
   db: Queryable,
-  fields: { name: string; role: TokenRole; agent_id: number | null; sha256: string },
+  fields: {
+    name: string;
+    role: TokenRole;
+    agent_id: number | null;
+    scopes: string[];
+    sha256: string;
+  },
   now: Date,
 ): Promise<TokenRow> {
   const { rows } = await db.query(
     `with t as (
-       insert into stega.api_tokens (name, token_sha256, role, agent_id, created_at)
-       values ($1, $2, $3, $4, $5)
+       insert into stega.api_tokens (name, token_sha256, role, agent_id, scopes, created_at)
+       values ($1, $2, $3, $4, $5, $6)
        returning *)
      select ${COLUMNS} from t left join stega.agents a on a.id = t.agent_id`,
-    [fields.name, fields.sha256, fields.role, fields.agent_id, now],
+    [fields.name, fields.sha256, fields.role, fields.agent_id, fields.scopes, now],
   );
   return tokenOf(rows[0] as Record<string, unknown>);
 }
 
-/** The live (not revoked) token with this hash. */
+/** The live token with this hash: not revoked, and not of a deactivated agent. */
 export async function tokenFindActive(
   db: Queryable,
   sha256: string,
@@ -51,7 +68,7 @@ export async function tokenFindActive(
   const { rows } = await db.query(
     `select ${COLUMNS}
        from stega.api_tokens t left join stega.agents a on a.id = t.agent_id
-      where t.token_sha256 = $1 and t.revoked_at is null`,
+      where t.token_sha256 = $1 and t.revoked_at is null and a.deactivated_at is null`,
     [sha256],
   );
   return rows[0] ? tokenOf(rows[0]) : undefined;
@@ -81,4 +98,17 @@ export async function tokenRevoke(
     [id, now],
   );
   return rows[0] ? tokenOf(rows[0]) : undefined;
+}
+
+/** Revokes every live token of the agent (their deactivation); returns how many. */
+export async function tokenRevokeByAgent(
+  db: Queryable,
+  agentId: number,
+  now: Date,
+): Promise<number> {
+  const { rowCount } = await db.query(
+    'update stega.api_tokens set revoked_at = $2 where agent_id = $1 and revoked_at is null',
+    [agentId, now],
+  );
+  return rowCount ?? 0;
 }

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 
-const emailList = z
-  .array(z.email({ error: 'must be an email address' }).max(320))
-  .max(50)
-  .default([]);
+/** One email address a channel sends to. */
+export const emailTargetSchema = z.email({ error: 'must be an email address' }).max(320);
+
+const emailList = z.array(emailTargetSchema).max(50).default([]);
 
 /** A generic webhook: Stega's own JSON event, signed the Standard Webhooks way when a secret is set. */
 export const webhookChannelSchema = z.strictObject({
@@ -29,10 +29,25 @@ const webhookList = z.array(webhookChannelSchema).max(10).default([]);
  * The kinds of channel an alert (or an escalation level) can go to, in one place: the
  * ledger's `channel` column, the API's delivery states and the escalation targets use these.
  */
-export const CHANNEL_TYPES = ['in_app', 'email', 'webhook', 'slack', 'teams', 'pagerduty'] as const;
+export const CHANNEL_TYPES = [
+  'in_app',
+  'email',
+  'webhook',
+  'slack',
+  'teams',
+  'pagerduty',
+  'customer_email',
+  'sms',
+  'voice',
+  'slack_dm',
+] as const;
 export type ChannelType = (typeof CHANNEL_TYPES)[number];
-/** The channels that call a remote service (what the ledger claims, retries and circuits). */
-export const REMOTE_CHANNEL_TYPES = ['email', 'webhook', 'slack', 'teams', 'pagerduty'] as const;
+/**
+ * The channels that call a remote service (what the ledger claims, retries and circuits):
+ * all but `in_app`. `customer_email` carries mail to customers (replies, acknowledgements),
+ * never an alert.
+ */
+export type RemoteChannelType = Exclude<ChannelType, 'in_app'>;
 
 const label = z
   .string()
@@ -267,3 +282,6 @@ export function maskWebhookUrl(raw: string): string {
 export function maskRoutingKey(key: string): string {
   return `…${key.slice(-4)}`;
 }
+
+/** What an alert is about: a breach, a pre-breach warning or an escalation level. */
+export type AlertType = 'breach' | 'warning' | 'escalation';

@@ -14,6 +14,12 @@ import { alertChannelsSchema } from './alert-channels.js';
  * in-app alerts) and without a fallback (the next level is the fallback). */
 export const escalationChannelsSchema = alertChannelsSchema.omit({ in_app: true, fallback: true });
 
+/** "Whoever is on call in schedule X", with an optional fallback agent for its gaps. */
+export const onCallTargetSchema = z.strictObject({
+  schedule_id: z.number().int().positive(),
+  fallback_agent_id: z.number().int().positive().nullable().default(null),
+});
+
 export const escalationTargetsSchema = z.strictObject({
   /** The ticket's assignee (when it has one). */
   assignee: z.boolean().default(false),
@@ -23,6 +29,12 @@ export const escalationTargetsSchema = z.strictObject({
   team_lead: z.boolean().default(false),
   /** Named agents, by id. */
   agents: z.array(z.number().int().positive()).max(50).default([]),
+  /**
+   * Whoever is on call in each schedule when the level fires; in a gap, the level's
+   * `fallback_agent_id`, else the schedule's fallback agent, else its team's lead, else the
+   * ticket's team lead (domain/on-call-target.ts).
+   */
+  on_call: z.array(onCallTargetSchema).max(10).default([]),
   channels: escalationChannelsSchema.default(escalationChannelsSchema.parse({})),
 });
 
@@ -47,7 +59,7 @@ export const escalationLevelsSchema = z
         ctx.addIssue({
           code: 'custom',
           path: [i, 'delay_minutes'],
-          message: `must be later than level ${i - 1} (${previous.delay_minutes} minutes)`,
+          message: `must be later than level ${i - 1} (${previous.delay_minutes} ${previous.delay_minutes === 1 ? 'minute' : 'minutes'})`,
         });
       }
       const t = level.targets;
@@ -55,12 +67,13 @@ export const escalationLevelsSchema = z
       const anyChannel = Object.entries(channels).some(
         ([key, value]) => key !== 'retry' && (Array.isArray(value) ? value.length > 0 : !!value),
       );
-      if (!t.assignee && !t.team && !t.team_lead && t.agents.length === 0 && !anyChannel) {
+      const anyAgent = t.assignee || t.team || t.team_lead || t.agents.length > 0;
+      if (!anyAgent && t.on_call.length === 0 && !anyChannel) {
         ctx.addIssue({
           code: 'custom',
           path: [i, 'targets'],
           message:
-            'names no target: choose the assignee, the team, the team lead, agents or a channel',
+            'names no target: choose the assignee, the team, the team lead, agents, an on-call schedule or a channel',
         });
       }
     });
@@ -85,7 +98,7 @@ export function storedLevelsOf(raw: unknown): EscalationLevel[] {
       targets: {
         ...(targets.success
           ? targets.data
-          : { assignee: true, team: false, team_lead: false, agents: [] }),
+          : { assignee: true, team: false, team_lead: false, agents: [], on_call: [] }),
         channels: escalationChannelsSchema.parse({}),
       },
     };

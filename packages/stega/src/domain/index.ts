@@ -15,7 +15,7 @@ export {
   maskRoutingKey,
   maskWebhookUrl,
   pagerDutyChannelSchema,
-  REMOTE_CHANNEL_TYPES,
+  type RemoteChannelType,
   slackChannelSchema,
   teamsChannelSchema,
 } from './alert-channels.js';

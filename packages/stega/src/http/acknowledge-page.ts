@@ -1,5 +1,5 @@
-import { zonedTimeText } from '../channels/alert-text.js';
 import type { EscalationRow } from '../db/escalations.js';
+import { zonedTimeText } from '../delivery/alert-text.js';
 
 /**
  * The small server-rendered pages behind an acknowledge link (no web UI, no sign-in: the

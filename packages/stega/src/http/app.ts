@@ -1,3 +1,4 @@
+import compress from '@fastify/compress';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import { Client } from '@stega/pgque';
@@ -15,29 +16,49 @@ import {
 } from 'fastify-type-provider-zod';
 import type pg from 'pg';
 import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
+import { mailOutFromConfig } from '../delivery/mail-out.js';
+import type { MailOutlet } from '../delivery/mail-outlet.js';
+import { emailSenderOf } from '../delivery/transport/smtp.js';
+import { type Logger, urlForLog } from '../log.js';
 import { createScrapeMetrics } from '../metrics-scrape.js';
 import { ackLinksOpen } from '../services/acknowledge-links.js';
 import { resolveAdminToken } from '../services/admin-token.js';
+import { calendarFeedsOpen } from '../services/calendar-feeds.js';
 import type { ServiceContext } from '../services/context.js';
+import type { SignInMail, SignInSettings } from '../services/sign-in.js';
+import { createSingleSignOn } from '../services/single-sign-on.js';
+import { totpSecretBoxOpen, totpSecretsSeal } from '../services/totp-secret-box.js';
 import { registerAuth } from './auth.js';
 import { handleError, handleNotFound } from './errors.js';
 import { installValidationMessages } from './messages.js';
+import { refuseNulBytes } from './nul-bytes.js';
 import { OPENAPI_WEBHOOKS } from './openapi-webhooks.js';
 import { achievementRoutes } from './routes/achievement.js';
 import { agentRoutes } from './routes/agents.js';
 import { alertRoutes } from './routes/alerts.js';
 import { calendarRoutes } from './routes/calendars.js';
+import { customerRoutes } from './routes/customers.js';
 import { escalationRoutes } from './routes/escalations.js';
+import { inboundMailRoutes } from './routes/inbound-mail.js';
+import { mailWebhookRoutes } from './routes/mail-webhooks.js';
+import { mailboxRoutes } from './routes/mailboxes.js';
+import { notificationSettingsRoutes } from './routes/notification-settings.js';
 import { operationRoutes } from './routes/operations.js';
 import { pipelineRoutes } from './routes/pipeline.js';
 import { policyRoutes } from './routes/policies.js';
 import { reportRoutes } from './routes/reports.js';
+import { scheduleRoutes } from './routes/schedules.js';
+import { secondFactorRoutes } from './routes/second-factor.js';
 import { sessionRoutes } from './routes/session.js';
+import { signInRoutes } from './routes/sign-in.js';
+import { singleSignOnRoutes } from './routes/single-sign-on.js';
+import { slackRoutes } from './routes/slack.js';
 import { teamRoutes } from './routes/teams.js';
 import { ticketRoutes } from './routes/tickets.js';
 import { tokenRoutes } from './routes/tokens.js';
+import { twilioRoutes } from './routes/twilio.js';
 import { uiRoutes } from './ui.js';
+import { writeLimits } from './write-limits.js';
 
 export interface AppDeps {
   pool: pg.Pool;
@@ -47,6 +68,16 @@ export interface AppDeps {
   now?: () => Date;
   /** The built web UI (default: packages/stega/dist/web). */
   webRoot?: string;
+  /**
+   * Sends the invitation and password reset emails (default: SMTP_URL, else .eml files in
+   * <dataDir>/mail, as every other Stega mail).
+   */
+  mail?: SignInMail;
+  /**
+   * Sends the emails of public replies after their commit (default: a MailOut of its own
+   * over SMTP_URL, else .eml files in <dataDir>/mail; drained when the app closes).
+   */
+  mailOut?: MailOutlet;
 }
 
 /** A request that takes this long is logged at warn (others at debug). */
@@ -54,7 +85,8 @@ export const SLOW_REQUEST_MS = 1000;
 
 /**
  * One line per request, once it is answered: at debug (the UI polls every few seconds), at
- * warn when slow, at error when it failed on our side. Fastify's own pair of lines per
+ * warn when slow, at error when it failed on our side; its URL with credential parameters
+ * masked (an acknowledge link's token: urlForLog). Fastify's own pair of lines per
  * request ("incoming request", "request completed", both at info) is gone.
  */
 class RequestLog extends LogController {
@@ -68,7 +100,12 @@ class RequestLog extends LogController {
     const ms = Math.round(reply.elapsedTime);
     const slow = ms >= SLOW_REQUEST_MS;
     const level = error || reply.statusCode >= 500 ? 'error' : slow ? 'warn' : 'debug';
-    const fields = { method: request.method, url: request.url, statusCode: reply.statusCode, ms };
+    const fields = {
+      method: request.method,
+      url: urlForLog(request.url),
+      statusCode: reply.statusCode,
+      ms,
+    };
     request.log[level](
       error ? { ...fields, err: error } : fields,
       slow ? 'slow request' : 'request',
@@ -80,8 +117,10 @@ class RequestLog extends LogController {
  * Builds the HTTP application; `server.ts` listens, tests use `app.inject()`.
  * Resolves the admin token (STEGA_ADMIN_TOKEN, else `<dataDir>/admin-token`); the default
  * calendar and policies are seeded by `migrate`, not here.
- * Every route but GET /healthz, the OpenAPI document and the web UI's files needs a bearer
- * token.
+ * Every route declares who may call it (auth.ts): GET /healthz, the OpenAPI document, the
+ * web UI's files, the acknowledge links and the sign-in routes (password and single sign-on)
+ * are public; GET /metrics takes METRICS_TOKEN; everything else needs a bearer token or the
+ * session cookie.
  */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const now = deps.now ?? (() => new Date());
@@ -91,6 +130,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     warningShare: deps.config.slaWarningShare,
     webhookAllowedNetworks: deps.config.webhookAllowedNetworks,
     timeZone: deps.config.timeZone,
+    ticketVisibility: deps.config.ticketVisibility,
+    slaDeadIntervalSeconds: deps.config.slaDeadIntervalSeconds,
   };
   installValidationMessages();
   const app = Fastify({
@@ -101,6 +142,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
+  refuseNulBytes(app);
+  // answers of 1 KiB or more go out compressed (br, else gzip) to a client that accepts it;
+  // request bodies are never inflated (a small compressed body could inflate past bodyLimit)
+  await app.register(compress, {
+    global: true,
+    threshold: 1024,
+    encodings: ['br', 'gzip'],
+    globalDecompression: false,
+  });
 
   await app.register(swagger, {
     openapi: {
@@ -111,18 +161,74 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         version: '0.1.0',
       },
       components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer' },
+          session: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'stega_session',
+            description:
+              'the session cookie of a sign-in (POST /api/auth/sign-in, or single sign-on through GET /api/auth/oidc/start); writes also send X-CSRF-Token',
+          },
+        },
       },
-      security: [{ bearer: [] }],
+      security: [{ bearer: [] }, { session: [] }],
       webhooks: OPENAPI_WEBHOOKS,
     },
-    transform: jsonSchemaTransform,
+    // every operation says who may call it (x-stega-access, auth.ts's Access); public ones
+    // need no credential
+    transform: (input) => {
+      const out = jsonSchemaTransform(input);
+      const access = input.route.config?.access;
+      if (access === undefined) return out;
+      const schema = {
+        ...(out.schema as Record<string, unknown>),
+        'x-stega-access': access,
+        ...(access === 'public' ? { security: [] } : {}),
+      };
+      return { ...out, schema } as typeof out;
+    },
   });
 
   const adminToken = await resolveAdminToken(deps.config, deps.logger);
-  // only the auth hook uses it (failed sign-ins per address); no route is limited by itself
+  ctx.totpSecrets = await totpSecretBoxOpen(deps.pool, deps.config.totpKey);
+  // secrets stored in clear before issue 24 are sealed now, once
+  const sealed = await totpSecretsSeal(deps.pool, ctx.totpSecrets);
+  if (sealed > 0) deps.logger.info({ sealed }, 'TOTP secrets sealed at rest');
+  // the auth hook (failed sign-ins per address and account) and the write limits use it; no
+  // route is limited by the plugin's own hook
   await app.register(rateLimit, { global: false });
-  registerAuth(app, ctx, adminToken, deps.config.authFailures);
+  const publicUrl = deps.config.publicUrl ?? `http://localhost:${deps.config.port}`;
+  if (deps.mailOut) {
+    ctx.mailOut = deps.mailOut;
+  } else {
+    const sender = emailSenderOf(deps.config);
+    const mailOut = mailOutFromConfig(deps.config, deps.pool, sender, deps.logger);
+    ctx.mailOut = mailOut;
+    app.addHook('onClose', async () => {
+      await mailOut.drain();
+      sender.close();
+    });
+  }
+  let mail = deps.mail;
+  if (!mail) {
+    const sender = emailSenderOf(deps.config);
+    app.addHook('onClose', async () => sender.close());
+    mail = sender;
+  }
+  const signIn: SignInSettings = {
+    idleMinutes: deps.config.sessionIdleMinutes,
+    maxHours: deps.config.sessionMaxHours,
+    publicUrl,
+    mail,
+    logger: deps.logger,
+  };
+  const throttle = registerAuth(app, ctx, {
+    adminToken,
+    throttle: deps.config.authFailures,
+    sessions: signIn,
+    metricsToken: deps.config.metricsToken,
+  });
 
   app.get(
     '/healthz',
@@ -136,15 +242,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       }
     },
   );
-  // Prometheus text: this process's metrics and the database's figures. Public like
-  // /healthz (scrapers seldom carry tokens); it holds counts and masked endpoint labels
-  // only. The engine client makes no connection of its own: every call runs on the pool.
+  // Prometheus text: this process's metrics and the database's figures, for the bearer of
+  // METRICS_TOKEN only (404 without one configured). The figures are read at most once per
+  // SCRAPE_FIGURES_MAX_AGE_MS whatever the scrape rate (metrics-scrape.ts). The engine client
+  // makes no connection of its own: every call runs on the pool.
   const engine = new Client({ max: 1 });
   app.addHook('onClose', () => engine.close());
   const metrics = createScrapeMetrics({ db: deps.pool, engine, now, logger: deps.logger });
   app.get(
     '/metrics',
-    { config: { access: 'public' }, schema: { hide: true } },
+    { config: { access: 'metrics' }, schema: { hide: true } },
     async (_request, reply) =>
       reply.header('content-type', metrics.contentType).send(await metrics.text()),
   );
@@ -152,17 +259,30 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     app.swagger(),
   );
 
-  await app.register(ticketRoutes(ctx));
+  const limits = writeLimits(app, deps.config.writeLimits);
+  await app.register(ticketRoutes(ctx, limits));
   await app.register(calendarRoutes(ctx));
   await app.register(policyRoutes(ctx));
   const ackLinks = await ackLinksOpen(deps.pool, {
-    publicUrl: deps.config.publicUrl ?? `http://localhost:${deps.config.port}`,
+    publicUrl,
     secret: deps.config.ackSecret,
     linkHours: deps.config.ackLinkHours,
   });
-  await app.register(escalationRoutes(ctx, ackLinks));
+  await app.register(escalationRoutes(ctx, ackLinks, limits.acknowledgements));
+  await app.register(twilioRoutes(ctx, { twilio: deps.config.twilio, publicUrl }));
+  await app.register(slackRoutes(ctx, { slackApp: deps.config.slackApp }));
+  await app.register(
+    notificationSettingsRoutes(ctx, {
+      twilio: deps.config.twilio,
+      slackApp: deps.config.slackApp,
+      allowedNetworks: deps.config.webhookAllowedNetworks,
+      timeoutMs: deps.config.webhookTimeoutMs,
+    }),
+  );
   await app.register(agentRoutes(ctx));
   await app.register(teamRoutes(ctx));
+  const feeds = await calendarFeedsOpen(deps.pool, { publicUrl, secret: deps.config.feedSecret });
+  await app.register(scheduleRoutes(ctx, feeds));
   await app.register(tokenRoutes(ctx));
   await app.register(alertRoutes(ctx));
   await app.register(reportRoutes(ctx));
@@ -170,6 +290,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(operationRoutes(ctx));
   await app.register(pipelineRoutes(ctx));
   await app.register(sessionRoutes(ctx));
+  const cookie = { httpsPublicUrl: publicUrl.startsWith('https:') };
+  await app.register(signInRoutes(ctx, signIn, throttle, cookie));
+  await app.register(secondFactorRoutes(ctx, throttle));
+  const sso = deps.config.oidc && createSingleSignOn(deps.config.oidc, signIn, deps.logger);
+  await app.register(singleSignOnRoutes(ctx, sso, cookie));
+  await app.register(mailboxRoutes(ctx));
+  await app.register(customerRoutes(ctx));
+  await app.register(inboundMailRoutes(ctx));
+  await app.register(mailWebhookRoutes(ctx, deps.config.inbound.maxMessageBytes));
   await app.register(uiRoutes(deps.webRoot));
   return app;
 }

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { urlForLog } from '../log.js';
 import { AppError, type Issue, toAppError } from '../services/errors.js';
 
 /**
@@ -40,7 +41,12 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
     });
   }
   request.log.error(
-    { err: error, method: request.method, url: request.url, route: request.routeOptions.url },
+    {
+      err: error,
+      method: request.method,
+      url: urlForLog(request.url),
+      route: request.routeOptions.url,
+    },
     'request failed',
   );
   return reply.code(500).send({

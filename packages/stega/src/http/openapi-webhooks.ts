@@ -18,7 +18,7 @@ const HEADERS = [
   header('webhook-timestamp', 'Unix seconds of this attempt.'),
   header(
     'webhook-signature',
-    'Standard Webhooks signature, `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`; sent when the webhook has a secret (README "Webhooks": how the secret maps to a `whsec_` key).',
+    'Standard Webhooks signature, `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`; sent when the webhook has a secret (docs/references/channels.md, "Webhooks": how the secret maps to a `whsec_` key).',
     false,
   ),
   header('idempotency-key', 'The same value as webhook-id.'),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CHANNEL_TYPES, PRIORITIES, TICKET_STATUSES, WEEKDAYS } from '../domain/index.js';
+import { SCOPES } from '../services/context.js';
 import { nullableDate } from './schemas.js';
 
 /** Response bodies. Only the keys listed here reach the client (others are stripped). */
@@ -76,6 +77,22 @@ export const agentOut = z.object({
   id,
   name: z.string(),
   email: z.string(),
+  role: z
+    .enum(['admin', 'supervisor', 'agent'])
+    .describe(
+      "admin: everything; supervisor: every team's tickets and reports, no settings; agent: their teams' tickets, their own and those of no team",
+    ),
+  deactivated_at: nullableDate.describe(
+    'set: cannot sign in, tokens revoked, left out of pickers; history keeps the name',
+  ),
+  has_password: z
+    .boolean()
+    .describe('the agent has set a password (through an invitation or a reset) and can sign in'),
+  has_second_factor: z
+    .boolean()
+    .describe(
+      'password sign-ins ask for a TOTP code (the agent enrolled from their account page); an admin may reset it',
+    ),
   time_zone: z
     .string()
     .nullable()
@@ -134,6 +151,11 @@ export const ticketListOut = z.object({
       resolution_state: clockState.nullable(),
       first_response_stopped_at: nullableDate,
       resolution_stopped_at: nullableDate,
+      next_reply_due_at: nullableDate.describe(
+        "the next-reply clock's due time: null until a requester's reply starts it, or without a next-reply target",
+      ),
+      next_reply_state: clockState.nullable(),
+      next_reply_stopped_at: nullableDate,
       breached: z.boolean(),
       at_risk: z.boolean(),
     }),
@@ -204,6 +226,47 @@ export const warningOut = z.object({
   event_id: id.nullable(),
 });
 
+/** The typed outcome of a delivery's last attempt (issue 22): what a program switches on. */
+const lastOutcomeOut = z
+  .object({
+    type: z.enum(['delivered', 'failed', 'moot', 'waiting']),
+    kind: z
+      .enum([
+        'refused',
+        'http',
+        'rate_limited',
+        'timeout',
+        'network',
+        'smtp',
+        'permanent',
+        'bounced',
+      ])
+      .optional()
+      .describe(
+        'a failure’s kind: `refused` (a policy refused the target, e.g. a private address), `http` (a non-2xx answer), `rate_limited` (429/503 with a Retry-After), `timeout`, `network`, `smtp` (the mail server’s reply), `permanent` (can never be sent as it is), `bounced` (accepted, then reported undeliverable by a delivery status notification)',
+      ),
+    status: z.number().int().optional().describe('`http`, `rate_limited`: the answer’s status'),
+    until: z
+      .string()
+      .nullable()
+      .optional()
+      .describe(
+        '`rate_limited`: the instant (ISO 8601) the receiver asked to wait for; null: unreadable',
+      ),
+    after_ms: z.number().nullable().optional().describe('`timeout`: after how long'),
+    code: z.string().nullable().optional().describe('`network`, `smtp`: the error code'),
+    reply: z.number().int().nullable().optional().describe('`smtp`: the server’s reply code'),
+    dsn_status: z
+      .string()
+      .nullable()
+      .optional()
+      .describe('`bounced`: the enhanced status code of the notification (`5.1.1`)'),
+  })
+  .nullable()
+  .describe(
+    'what the last attempt came to, as fields (null before a first attempt); `last_error` has it in words',
+  );
+
 export const deliveryOut = z.object({
   id,
   alert_type: z.enum(['breach', 'warning', 'escalation']),
@@ -217,6 +280,32 @@ export const deliveryOut = z.object({
   batch_id: id.nullable(),
   updated_at: z.date(),
   ...deliveryProgress,
+  last_outcome: lastOutcomeOut,
+});
+
+/** An email to the ticket's customer (issue 23): a public reply's, or the acknowledgement. */
+export const customerEmailOut = z.object({
+  id: id.describe('its row in the delivery ledger (channel `customer_email`)'),
+  kind: z.enum(['reply', 'acknowledgement']),
+  state: deliveryState.describe(
+    '`sending` (recorded, being sent), `retrying` (an attempt failed: `next_attempt_at` says when the next is), `delivered` (the mail server accepted it), `failed_permanent` (refused, bounced with 5.x.x, or past the retry horizon: `last_error` says why)',
+  ),
+  from: z.string().describe('`"Ana at Acme Support" <support@acme.test>`'),
+  to: z.array(z.string()),
+  cc: z.array(z.string()),
+  subject: z.string(),
+  message_id: z.string().describe('`<…@mailbox domain>`: fixed when it was recorded'),
+  attempts: z.number().int(),
+  last_error: z
+    .string()
+    .nullable()
+    .describe(
+      'why the last attempt failed, or what a bounce reported; a note on a delivered email when a CC bounced',
+    ),
+  last_outcome: lastOutcomeOut,
+  sent_at: nullableDate.describe('when the mail server accepted it'),
+  next_attempt_at: nullableDate,
+  retrying_since: nullableDate,
 });
 
 export const commentOut = z.object({
@@ -228,6 +317,19 @@ export const commentOut = z.object({
   public_reply: z.boolean(),
   from_requester: z.boolean().describe("written by the ticket's requester (a customer reply)"),
   created_at: z.date(),
+  email: customerEmailOut
+    .nullable()
+    .describe(
+      "the email of an agent's public reply on a ticket of a mailbox (issue 23); null: not emailed",
+    ),
+  quoted_from: z
+    .number()
+    .int()
+    .nullable()
+    .optional()
+    .describe(
+      'a comment that came by mail: where in `body` (a UTF-16 index) the quoted history or signature its mail client added begins; the web UI folds what follows. Null: none (given on GET /api/tickets/{id})',
+    ),
 });
 
 export const activityOut = z.object({
@@ -253,6 +355,11 @@ const escalationLevelOut = z.object({
     team: z.boolean().describe('every member of the ticket’s team'),
     team_lead: z.boolean(),
     agents: z.array(id).describe('named agents'),
+    on_call: z
+      .array(z.object({ schedule_id: id, fallback_agent_id: id.nullable() }))
+      .describe(
+        'whoever is on call in each schedule when the level fires; in a gap the fallback agent, else the schedule’s fallback, else its team’s lead, else the ticket team’s lead',
+      ),
     channels: escalationChannelsOut,
   }),
 });
@@ -291,7 +398,9 @@ export const escalationOut = z.object({
   acknowledged_at: nullableDate,
   acknowledged_by: z.string().nullable(),
   acknowledged_by_agent_id: id.nullable(),
-  acknowledged_via: z.enum(['app', 'api', 'email', 'chat']).nullable(),
+  acknowledged_via: z
+    .enum(['app', 'api', 'email', 'chat', 'sms', 'voice', 'push', 'slack'])
+    .nullable(),
   levels: z
     .array(
       escalationLevelOut.extend({
@@ -313,13 +422,47 @@ export const acknowledgeOut = z.object({
   escalation: escalationOut,
 });
 
+const pageCursor = z.string().nullable();
+
+export const commentPageOut = z.object({
+  items: z.array(commentOut).describe('newest first'),
+  next_cursor: pageCursor.describe(
+    'send it as `cursor` for the next (older) page; null: the last page',
+  ),
+});
+
+export const activityPageOut = z.object({
+  items: z.array(activityOut).describe('newest first'),
+  next_cursor: pageCursor.describe(
+    'send it as `cursor` for the next (older) page; null: the last page',
+  ),
+});
+
 export const ticketDetailOut = ticketOut.extend({
   clocks: z.array(clockOut),
   breaches: z.array(breachOut),
   warnings: z.array(warningOut),
   deliveries: z.array(deliveryOut),
-  comments: z.array(commentOut),
-  activity: z.array(activityOut),
+  comments: z
+    .array(commentOut)
+    .describe(
+      'its newest comments (up to 8), oldest first; older ones: GET /api/tickets/{id}/comments?cursor=<comments_next_cursor>',
+    ),
+  comments_total: z.number().int().describe('how many comments the ticket has in all'),
+  comments_next_cursor: pageCursor.describe(
+    'the `cursor` of the comments older than `comments`; null: `comments` holds them all',
+  ),
+  acknowledgement: customerEmailOut
+    .nullable()
+    .describe('the "we got your request" email of a ticket opened by mail; null: none'),
+  activity: z
+    .array(activityOut)
+    .describe(
+      'its newest activity entries (up to 50), oldest first; older ones: GET /api/tickets/{id}/activity?cursor=<activity_next_cursor>',
+    ),
+  activity_next_cursor: pageCursor.describe(
+    'the `cursor` of the entries older than `activity`; null: `activity` holds them all',
+  ),
   escalations: z.array(escalationOut).describe('escalation chains of its breaches, newest first'),
 });
 
@@ -402,9 +545,14 @@ export const policyOut = z.object({
 export const tokenOut = z.object({
   id,
   name: z.string(),
-  role: z.enum(['agent', 'admin']),
+  role: z
+    .enum(['agent', 'admin', 'integration'])
+    .describe("agent: acts as its agent, with the agent's role; integration: only its scopes"),
   agent_id: id.nullable(),
   agent_name: z.string().nullable(),
+  scopes: z
+    .array(z.string())
+    .describe(`an integration token's scopes (${SCOPES.join(', ')}); empty for the others`),
   created_at: z.date(),
   revoked_at: nullableDate,
 });
@@ -420,6 +568,11 @@ export const alertOut = z.object({
   read_at: nullableDate,
   ticket_subject: z.string(),
   agent_name: z.string().nullable(),
+  acknowledgeable: z
+    .boolean()
+    .describe(
+      'an escalation level whose chain still climbs: acknowledging means something (false once anyone acknowledged it, anywhere, or its clock stopped)',
+    ),
 });
 
 /** GET /api/alerts: a page of alerts and how many the token has unread in all. */
@@ -492,7 +645,20 @@ export const queueOut = z.object({
   new_events: z.number().nullable(),
   last_tick_id: id.nullable(),
   consumers: z.array(
-    z.object({ ...consumerFigures, subconsumers: z.array(z.object(consumerFigures)) }),
+    z.object({
+      ...consumerFigures,
+      subconsumers: z.array(
+        z.object({
+          ...consumerFigures,
+          gone: z
+            .boolean()
+            .nullable()
+            .describe(
+              'not heard from for twice the dead interval (15 s at least): killed or frozen, listed until it unregisters; null when unknown',
+            ),
+        }),
+      ),
+    }),
   ),
 });
 
@@ -535,6 +701,89 @@ export const missedTargetOut = z.object({
   due_at: z.date(),
   stopped_at: nullableDate.describe('null: still running past its due time'),
   breach_id: id.nullable(),
+});
+
+const restrictionOut = z.object({
+  days: z.array(z.enum(WEEKDAYS)),
+  start: z.string(),
+  end: z.string(),
+});
+
+export const scheduleOut = z.object({
+  id,
+  name: z.string(),
+  time_zone: z.string(),
+  team_id: id.nullable(),
+  fallback_agent_id: id
+    .nullable()
+    .describe('paged in a gap when an escalation targets the schedule; null: the team’s lead'),
+  layers: z.array(
+    z.object({
+      name: z.string(),
+      participant_ids: z.array(id),
+      shift_length: z.number().int(),
+      shift_unit: z.enum(['hours', 'days', 'weeks']),
+      handoff_time: z.string(),
+      start_date: z.string(),
+      restrictions: z.array(restrictionOut),
+    }),
+  ),
+  created_at: z.date(),
+  updated_at: z.date(),
+});
+
+const agentOrNobody = agentRef.nullable().describe('null: nobody (a gap)');
+const shiftSource = z
+  .enum(['override', 'layer', 'gap'])
+  .describe('override: someone covering; layer: a rotation; gap: nobody');
+
+export const onCallOut = z.object({
+  schedule_id: id,
+  at: z.date(),
+  agent: agentOrNobody,
+  source: shiftSource,
+  layer: z.number().int().nullable().describe('index of the layer (0 lowest)'),
+  override_id: id.nullable(),
+  until: nullableDate.describe('when this stretch ends; null: not within 31 days'),
+});
+
+export const shiftOut = z.object({
+  start: z.date(),
+  end: z.date(),
+  agent_id: id.nullable(),
+  agent: agentOrNobody,
+  source: shiftSource,
+  layer: z.number().int().nullable(),
+  override_id: id.nullable(),
+});
+
+export const scheduleOverrideOut = z.object({
+  id,
+  schedule_id: id,
+  agent_id: id,
+  agent: agentOrNobody,
+  starts_at: z.date(),
+  ends_at: z.date(),
+  created_by: z.string(),
+  created_at: z.date(),
+});
+
+export const teamOnCallOut = z.object({
+  team_id: id,
+  team_name: z.string(),
+  schedules: z.array(
+    z.object({
+      schedule_id: id,
+      schedule_name: z.string(),
+      agent: agentOrNobody,
+      source: shiftSource,
+      until: nullableDate,
+    }),
+  ),
+});
+
+export const feedUrlOut = z.object({
+  url: z.string().describe('the signed iCalendar feed URL; anyone holding it reads the shifts'),
 });
 
 /** `{ items: [...] }`, the shape of every listing. */

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { inTransaction } from '../db/pool.js';
 import { reportExists, reportFiguresCompute, reportInsert } from '../db/reports.js';
-import { lastWeeklyPeriod, type ReportPeriod } from './report-period.js';
+import { lastWeeklyPeriod, type ReportPeriod } from '../domain/report-period.js';
 
 /**
  * generate_activity_report: stores the period's figures and publishes

@@ -4,11 +4,11 @@ import { z } from 'zod';
 import { CLOCK_FOLLOW_TASK } from '../db/jobs.js';
 import { slaDeadlineArm, slaDeadlineArmNext, slaDeadlineSettle } from '../db/sla-deadline.js';
 import { DEFAULT_WARNING_SHARE } from '../domain/index.js';
+import { trailingWeek } from '../domain/report-period.js';
 import type { Logger } from '../log.js';
 import { followEdit } from '../services/clock-follow.js';
 import { checkSlaBreaches } from './check-sla-breaches.js';
 import { generateActivityReport, generateWeeklyReportIfDue } from './generate-activity-report.js';
-import { trailingWeek } from './report-period.js';
 
 export interface TaskDeps {
   pool: pg.Pool;

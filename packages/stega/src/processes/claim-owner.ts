@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { ClaimOwner } from '../db/alert-ledger.js';
+import type { ClaimOwner } from '../delivery/ledger/rows.js';
 import type { Logger } from '../log.js';
 
 export interface RunningClaimOwner {
@@ -12,17 +12,23 @@ export interface RunningClaimOwner {
  * Keeps one idle database session open for as long as this worker lives. Its deliveries'
  * claims name this session (pid and start time): when the process dies the server ends
  * the session, and any worker may take the claims over at once instead of after their
- * lease. A lost session is reopened (claims made under the old one become takeable).
+ * lease. A lost session is reopened (claims made under the old one become takeable). The
+ * session's application_name is `stega claims <member>`, so an operator (or a test) can
+ * tell whose claim a ledger row's claim_pid is.
  */
 export async function startClaimOwner(
   databaseUrl: string,
+  member: string,
   logger: Logger,
 ): Promise<RunningClaimOwner> {
   let owner: ClaimOwner | null = null;
   let client: pg.Client | null = null;
   let stopped = false;
   const open = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString: databaseUrl });
+    const next = new pg.Client({
+      connectionString: databaseUrl,
+      application_name: `stega claims ${member}`.slice(0, 63),
+    });
     next.on('error', () => {});
     next.on('end', () => {
       if (client !== next) return;

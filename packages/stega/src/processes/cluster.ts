@@ -15,7 +15,7 @@ const ROLES = ['ticker', 'jobs', 'notification-worker'] as const;
  * `stega cluster`: the container topology as separate OS processes on one machine and
  * one PostgreSQL (DATABASE_URL, or the embedded one as `stega start` runs it). After the
  * migrations, a supervisor starts one `stega ticker`, `stega jobs`,
- * `stega notification-worker` and `stega web` each and `slaWorkers` `stega
+ * `stega notification-worker`, `stega mail-in` and `stega web` each and `slaWorkers` `stega
  * sla-breach-worker` processes, and restarts any that dies (with back-off). Ctrl-C stops
  * web first, then the workers (each hands back its batch and leaves the group), then the
  * rest, then the database.
@@ -41,6 +41,7 @@ export function runCluster(config: Config, logger: Logger, options: ClusterOptio
         next(options.slaWorkers),
       ),
     );
+    services.push(superviseChildren('mail-in', 1, env, logger, next(1)));
     services.push(superviseChildren('web', 1, env, logger));
     const web = `http://localhost:${config.port}`;
     await waitForHealthz(web, 60_000, logger);

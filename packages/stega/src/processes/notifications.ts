@@ -1,7 +1,6 @@
-import path from 'node:path';
 import { type Client, connect } from '@stega/pgque';
-import { createEmailSender, type EmailSender } from '../channels/email.js';
 import type { Config } from '../config.js';
+import { type EmailSender, emailSenderOf } from '../delivery/transport/smtp.js';
 import type { Logger } from '../log.js';
 
 /** What both workers need: a queue client and an email sender, closed together. */
@@ -18,11 +17,7 @@ export async function openWorkerResources(
   logger: Logger,
 ): Promise<WorkerResources> {
   const client = await connect(databaseUrl, { max: 4, logger });
-  const email = createEmailSender({
-    smtpUrl: config.smtpUrl,
-    from: config.mailFrom,
-    mailDir: path.join(config.dataDir, 'mail'),
-  });
+  const email = emailSenderOf(config);
   return {
     client,
     email,

@@ -3,6 +3,9 @@ import type pg from 'pg';
 import type { Config } from '../config.js';
 import { NOTIFICATIONS_QUEUE, SLA_GROUP } from '../db/migrate.js';
 import { pagerDutyAcknowledgeRecord } from '../db/pagerduty-events.js';
+import { AlertDelivery } from '../delivery/alert-delivery.js';
+import { startDeliveryRetrier } from '../delivery/retrier.js';
+import { emailEndpointOf } from '../delivery/transport/smtp.js';
 import {
   EVENT_TYPES,
   slaAcknowledgedEvent,
@@ -12,8 +15,6 @@ import {
 } from '../events.js';
 import type { Logger } from '../log.js';
 import { ackLinksOpen } from '../services/acknowledge-links.js';
-import { AlertDelivery } from '../workers/alert-delivery.js';
-import { startDeliveryRetrier } from '../workers/delivery-retrier.js';
 import { startClaimOwner } from './claim-owner.js';
 import { openWorkerResources } from './notifications.js';
 import type { RunningService } from './service.js';
@@ -42,7 +43,7 @@ export async function startSlaBreachWorker(
   logger: Logger,
 ): Promise<RunningService & { subconsumer: string }> {
   const resources = await openWorkerResources(config, databaseUrl, logger);
-  const claimOwner = await startClaimOwner(databaseUrl, logger);
+  const claimOwner = await startClaimOwner(databaseUrl, config.subconsumerName, logger);
   const ackLinks = await ackLinksOpen(pool, {
     publicUrl: resources.publicUrl,
     secret: config.ackSecret,
@@ -55,6 +56,8 @@ export async function startSlaBreachWorker(
     webhookTimeoutMs: config.webhookTimeoutMs,
     webhookAllowedNetworks: config.webhookAllowedNetworks,
     pagerDutyEventsUrl: config.pagerDutyEventsUrl,
+    twilio: config.twilio,
+    slackApp: config.slackApp,
     publicUrl: resources.publicUrl,
     timeZone: config.timeZone,
     deliveredBy: config.subconsumerName,
@@ -62,6 +65,7 @@ export async function startSlaBreachWorker(
     circuitFailures: config.slaCircuitFailures,
     circuitProbeSeconds: config.slaCircuitProbeSeconds,
     retryAfterMaxSeconds: config.slaRetryAfterMaxSeconds,
+    leaseSeconds: config.slaClaimLeaseSeconds,
     claimOwner: claimOwner.current,
     concurrency: config.slaDeliveryConcurrency,
     logger,
@@ -126,15 +130,4 @@ export async function startSlaBreachWorker(
       await resources.close();
     },
   };
-}
-
-/** The email channel's circuit key: the SMTP server without credentials, or the mail directory. */
-export function emailEndpointOf(smtpUrl: string | undefined): string {
-  if (!smtpUrl) return 'mail-dir';
-  try {
-    const url = new URL(smtpUrl);
-    return `${url.protocol}//${url.host}`;
-  } catch {
-    return 'smtp';
-  }
 }

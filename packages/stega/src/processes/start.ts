@@ -8,6 +8,7 @@ import { seedDemo } from '../services/demo.js';
 import { superviseChildren } from './children.js';
 import { resolveDatabase } from './database.js';
 import { startJobs } from './jobs.js';
+import { startMailIn } from './mail-in.js';
 import { startNotificationWorker } from './notification-worker.js';
 import { type RunningService, stopAll, untilSignal } from './service.js';
 import { startTicker } from './ticker.js';
@@ -109,7 +110,7 @@ function announce(config: Config, logger: Logger, url: string): void {
 }
 
 /**
- * `stega start`: the whole system from one command. Web, ticker, jobs and
+ * `stega start`: the whole system from one command. Web, ticker, jobs, mail-in and
  * notification-worker run in this process and SLA_WORKERS sla-breach-worker child
  * processes beside it (separate processes, as in production). This process's metrics are
  * at the web server's /metrics; with METRICS_PORT the workers serve theirs on
@@ -127,6 +128,7 @@ export function runStart(config: Config, logger: Logger, options: StartOptions):
         logger.child({ service: 'notification-worker' }),
       ),
     );
+    services.push(await startMailIn(config, url, pool, logger.child({ service: 'mail-in' })));
     services.push(
       superviseChildren('sla-breach-worker', config.slaWorkers, childEnvironment(url), logger, {
         metricsPort: config.metricsPort,

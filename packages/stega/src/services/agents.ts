@@ -1,9 +1,20 @@
-import { type AgentRow, agentGet, agentInsert, agentList, agentUpdate } from '../db/agents.js';
+import {
+  type AgentRole,
+  type AgentRow,
+  agentGet,
+  agentInsert,
+  agentList,
+  agentSetDeactivated,
+  agentUpdate,
+} from '../db/agents.js';
+import { inTransaction } from '../db/pool.js';
+import { sessionDeleteByAgent } from '../db/sessions.js';
+import { tokenRevokeByAgent } from '../db/tokens.js';
 import type { ServiceContext } from './context.js';
 import { NotFoundError, toAppError } from './errors.js';
 import { requireTimeZone } from './teams.js';
 
-const EMAIL_TAKEN = { agents_email_key: 'email' };
+const EMAIL_TAKEN = { agents_email_key: 'email', agents_email_lower_uq: 'email' };
 
 /** An agent as the API shows it, with the zone their notifications are written in. */
 export interface AgentView extends AgentRow {
@@ -19,8 +30,15 @@ function viewOf(ctx: ServiceContext, agent: AgentRow): AgentView {
   return { ...agent, effective_time_zone: agentZone(agent, ctx.timeZone ?? 'UTC') };
 }
 
-export async function listAgents(ctx: ServiceContext): Promise<AgentView[]> {
-  return (await agentList(ctx.pool)).map((agent) => viewOf(ctx, agent));
+/** Active agents (what pickers offer); with `includeDeactivated`, the deactivated ones too. */
+export async function listAgents(
+  ctx: ServiceContext,
+  options: { includeDeactivated?: boolean } = {},
+): Promise<AgentView[]> {
+  const rows = await agentList(ctx.pool, {
+    includeDeactivated: options.includeDeactivated ?? false,
+  });
+  return rows.map((agent) => viewOf(ctx, agent));
 }
 
 /** @throws NotFoundError */
@@ -33,7 +51,7 @@ export async function getAgent(ctx: ServiceContext, id: number): Promise<AgentVi
 /** @throws ValidationError for an unknown zone, ConflictError naming `email` when another agent has it. */
 export async function createAgent(
   ctx: ServiceContext,
-  input: { name: string; email: string; time_zone?: string | null },
+  input: { name: string; email: string; time_zone?: string | null; role?: AgentRole },
 ): Promise<AgentView> {
   requireTimeZone(input.time_zone, 'time_zone');
   try {
@@ -47,7 +65,7 @@ export async function createAgent(
 export async function updateAgent(
   ctx: ServiceContext,
   id: number,
-  patch: { name?: string; email?: string; time_zone?: string | null },
+  patch: { name?: string; email?: string; time_zone?: string | null; role?: AgentRole },
 ): Promise<AgentView> {
   requireTimeZone(patch.time_zone, 'time_zone');
   const current = await getAgent(ctx, id);
@@ -58,4 +76,28 @@ export async function updateAgent(
   } catch (error) {
     throw toAppError(error, EMAIL_TAKEN);
   }
+}
+
+/**
+ * Deactivates an agent, at once and in one transaction: they can no longer sign in, their
+ * tokens are revoked and their sessions end. They stay in the history under their name, and
+ * pickers no longer offer them. Idempotent. @throws NotFoundError
+ */
+export async function deactivateAgent(ctx: ServiceContext, id: number): Promise<AgentView> {
+  const now = ctx.now();
+  await inTransaction(ctx.pool, async (tx) => {
+    if (!(await agentSetDeactivated(tx, id, now))) throw new NotFoundError('agent', id);
+    await tokenRevokeByAgent(tx, id, now);
+    await sessionDeleteByAgent(tx, id);
+  });
+  return getAgent(ctx, id);
+}
+
+/**
+ * Reactivates an agent: they may sign in again (their old tokens stay revoked; issue new
+ * ones). Idempotent. @throws NotFoundError
+ */
+export async function reactivateAgent(ctx: ServiceContext, id: number): Promise<AgentView> {
+  if (!(await agentSetDeactivated(ctx.pool, id, null))) throw new NotFoundError('agent', id);
+  return getAgent(ctx, id);
 }

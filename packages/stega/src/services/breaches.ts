@@ -3,6 +3,7 @@ import { type BreachFilter, type BreachRow, breachList } from '../db/breach-read
 import { type DeliveryRow, deliveryListForAlerts } from '../db/deliveries.js';
 import type { Actor, ServiceContext } from './context.js';
 import { errorTextFor, fellBackToFor, recipientFor } from './masking.js';
+import { ticketViewerOf } from './visibility.js';
 
 /** One delivery of a breach alert, as GET /api/breaches promises it. */
 export interface BreachDeliveryView
@@ -62,11 +63,12 @@ export async function breachViewsOf(
   }));
 }
 
-/** Breaches, most recently detected first, each with its deliveries. */
+/** Breaches of the tickets `viewer` sees, most recently detected first, each with its deliveries. */
 export async function listBreaches(
   ctx: ServiceContext,
-  filter: BreachFilter,
-  viewer?: Actor,
+  filter: Omit<BreachFilter, 'viewer'>,
+  viewer: Actor,
 ): Promise<BreachView[]> {
-  return breachViewsOf(ctx.pool, await breachList(ctx.pool, filter), viewer);
+  const rows = await breachList(ctx.pool, { ...filter, viewer: ticketViewerOf(ctx, viewer) });
+  return breachViewsOf(ctx.pool, rows, viewer);
 }

@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import type { TokenRole } from '../db/tokens.js';
+import type { MailOutlet } from '../delivery/mail-outlet.js';
+import type { TotpSecretBox } from './totp-secret-box.js';
 
 /** What every service needs: the pool, the clock, and the SLA warning share. */
 export interface ServiceContext {
@@ -15,18 +16,63 @@ export interface ServiceContext {
   webhookAllowedNetworks?: readonly string[];
   /** IANA zone of the instance (config.timeZone, STEGA_TIME_ZONE); absent: UTC. */
   timeZone?: string;
+  /**
+   * Which tickets an agent sees (config.ticketVisibility, TICKET_VISIBILITY): `team` (their
+   * teams', their own, those of no team) or `all`. Absent: `team`.
+   */
+  ticketVisibility?: 'team' | 'all';
+  /**
+   * Sends the emails to customers a transaction recorded (a public reply), once it committed
+   * (delivery/mail-out.ts). Absent: they are recorded due for the sla-breach-workers' retry loops.
+   */
+  mailOut?: MailOutlet;
+  /** Seals and opens agents' TOTP secrets at rest (the web process; second-factor.ts). */
+  totpSecrets?: TotpSecretBox;
+  /**
+   * A silent sla-breach-worker's batch is taken over after this (config.slaDeadIntervalSeconds);
+   * the operations page calls a member not heard from for twice as long (15 s at least) gone.
+   */
+  slaDeadIntervalSeconds?: number;
 }
 
-/** Who is acting: the holder of an API token. */
+/**
+ * What a principal is: an agent of one of the three roles (signed in, or through their own
+ * token), the admin (the configured admin token or an admin token), or an integration token.
+ */
+export type ActorRole = 'admin' | 'supervisor' | 'agent' | 'integration';
+
+/**
+ * What an integration token may do, named at its creation. Agents' own tokens have none: they
+ * act as their agent.
+ */
+export const SCOPES = [
+  'tickets:read',
+  'tickets:write',
+  'comments:write',
+  'comments:requester',
+  'escalations:acknowledge',
+  'reports:read',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Who is acting: a signed-in agent, or the holder of an API token. */
 export interface Actor {
-  role: TokenRole;
+  role: ActorRole;
   /** Shown in the activity log: the agent's name, else the token's name. */
   name: string;
-  /** The agent the token belongs to, if any; such a token writes comments as that agent. */
+  /** The agent acting, if any; their comments are written as that agent. */
   agentId: number | null;
-  /** null for the configured admin token (STEGA_ADMIN_TOKEN). */
+  /** The API token used; null for the configured admin token (STEGA_ADMIN_TOKEN) and sessions. */
   tokenId: number | null;
+  /** An integration token's scopes; absent or empty for everyone else. */
+  scopes?: readonly Scope[];
 }
 
 /** The actor of work the system does on its own (seeding, demo). */
-export const SYSTEM_ACTOR: Actor = { role: 'admin', name: 'system', agentId: null, tokenId: null };
+export const SYSTEM_ACTOR: Actor = {
+  role: 'admin',
+  name: 'system',
+  agentId: null,
+  tokenId: null,
+  scopes: [],
+};

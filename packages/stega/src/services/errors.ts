@@ -1,3 +1,4 @@
+import { PgqueInvalidInputError } from '@stega/pgque';
 import { StegaDomainError } from '../domain/index.js';
 
 /**
@@ -6,13 +7,17 @@ import { StegaDomainError } from '../domain/index.js';
  *
  * | code                         | status | when                                              |
  * |------------------------------|--------|---------------------------------------------------|
- * | STEGA_ERR_VALIDATION         | 400    | input failed validation; `issues` names the fields |
+ * | STEGA_ERR_VALIDATION         | 400    | input failed validation (a NUL byte, a malformed cursor, an instant out of range included); `issues` names the fields |
  * | STEGA_ERR_UNAUTHENTICATED    | 401    | no bearer token, or an unknown / revoked one       |
- * | STEGA_ERR_FORBIDDEN          | 403    | the token's role may not use the route             |
+ * | STEGA_ERR_FORBIDDEN          | 403    | the caller's role or scopes may not use the route  |
+ * | STEGA_ERR_CSRF               | 403    | a cookie-authenticated write without its X-CSRF-Token |
  * | STEGA_ERR_NOT_FOUND          | 404    | an unknown id                                      |
  * | STEGA_ERR_CONFLICT           | 409    | the request collides with stored state             |
  * | STEGA_ERR_TICKET_TRANSITION  | 409    | the ticket life cycle forbids the status change    |
- * | STEGA_ERR_TOO_MANY_FAILURES  | 429    | too many failed sign-ins from this address; wait   |
+ * | STEGA_ERR_TOO_MANY_FAILURES  | 429    | too many failed sign-ins from this address or for this account; wait |
+ * | STEGA_ERR_TOO_MANY_WRITES    | 429    | this principal created too many tickets, comments or acknowledgements in the window (WRITE_LIMIT_*); wait for Retry-After |
+ * | STEGA_ERR_SECOND_FACTOR_REQUIRED | 401 | the password is right; the account's TOTP code (or a recovery code) must come with it |
+ * | STEGA_ERR_SSO_REFUSED        | 403    | single sign-on refused this person (`reason`); the callback turns it into a redirect |
  */
 
 /** One failing input field: a dotted path (`weekly_hours.monday[1].end`) and why. */
@@ -58,11 +63,83 @@ export class UnauthenticatedError extends AppError {
 }
 
 export class TooManyFailuresError extends AppError {
-  constructor(readonly retryAfterSeconds: number) {
+  constructor(
+    readonly retryAfterSeconds: number,
+    from: 'this address' | 'this account' = 'this address',
+  ) {
     super(
       'STEGA_ERR_TOO_MANY_FAILURES',
       429,
-      `too many failed sign-ins from this address; try again in ${retryAfterSeconds} s`,
+      `too many failed sign-ins ${from === 'this address' ? 'from' : 'for'} ${from}; try again in ${retryAfterSeconds} s`,
+    );
+  }
+}
+
+/** One principal (agent or token) wrote more of `what` than its window allows. */
+export class TooManyWritesError extends AppError {
+  constructor(
+    readonly retryAfterSeconds: number,
+    what: string,
+    limit: number,
+    windowSeconds: number,
+  ) {
+    super(
+      'STEGA_ERR_TOO_MANY_WRITES',
+      429,
+      `too many ${what}: at most ${limit} per ${windowSeconds} s for one agent or token; try again in ${retryAfterSeconds} s`,
+    );
+  }
+}
+
+/**
+ * A password sign-in with the right password, for an account with a TOTP second factor, came
+ * without a code: send it again with `code` (the authenticator app's, or a recovery code).
+ */
+export class SecondFactorRequiredError extends AppError {
+  constructor() {
+    super(
+      'STEGA_ERR_SECOND_FACTOR_REQUIRED',
+      401,
+      'enter the 6-digit code from your authenticator app (or one of your recovery codes)',
+      { issues: [{ path: 'code', message: 'is required for this account' }] },
+    );
+  }
+}
+
+/** Why single sign-on refused someone; the sign-in page words each for people. */
+export type SingleSignOnRefusal =
+  /** the provider sent no email address */
+  | 'no_email'
+  /** the provider has not verified the address (`email_verified` is not true) */
+  | 'unverified_email'
+  /** the address's domain is not in OIDC_ALLOWED_DOMAINS */
+  | 'domain_not_allowed'
+  /** the agent is deactivated */
+  | 'deactivated'
+  /** the person cancelled at the provider, or the provider refused them */
+  | 'cancelled'
+  /** no sign-in of this browser is under way (expired, already answered, another browser) */
+  | 'expired'
+  /** anything else: the provider could not be reached, a check of its answer failed */
+  | 'failed';
+
+export class SingleSignOnRefusedError extends AppError {
+  constructor(
+    readonly reason: SingleSignOnRefusal,
+    detail: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super('STEGA_ERR_SSO_REFUSED', 403, `single sign-on refused (${reason}): ${detail}`, options);
+  }
+}
+
+/** A write authenticated by the session cookie came without the session's X-CSRF-Token. */
+export class CsrfError extends AppError {
+  constructor() {
+    super(
+      'STEGA_ERR_CSRF',
+      403,
+      'this write needs the X-CSRF-Token header of your session (GET /api/session gives it)',
     );
   }
 }
@@ -98,6 +175,12 @@ export class ConflictError extends AppError {
 export function toAppError(error: unknown, fields: Record<string, string> = {}): unknown {
   if (error instanceof AppError) return error;
   if (error instanceof StegaDomainError) return fromDomainError(error);
+  if (error instanceof PgqueInvalidInputError) {
+    const field = error.field ?? '(input)';
+    return new ValidationError([{ path: fields[field] ?? field, message: error.message }], {
+      cause: error,
+    });
+  }
   const pg = error as { code?: unknown; constraint?: unknown; detail?: unknown };
   if (typeof pg.code !== 'string') return error;
   const constraint = typeof pg.constraint === 'string' ? pg.constraint : '';
@@ -116,7 +199,19 @@ export function toAppError(error: unknown, fields: Record<string, string> = {}):
     case '23514':
     case '22P02':
     case '22003':
+    case '22001':
+    case '22007':
+    case '22008':
+    case '22009':
+    case '2201W':
+    case '2201X':
       return new ValidationError([{ path, message: 'is out of range or malformed' }], {
+        cause: error,
+      });
+    // a character PostgreSQL text cannot hold (U+0000) or encode
+    case '22021':
+    case '22P05':
+      return new ValidationError([{ path, message: 'holds a character that cannot be stored' }], {
         cause: error,
       });
     default:

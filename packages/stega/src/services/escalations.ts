@@ -1,6 +1,6 @@
 import type { Queryable } from '@stega/pgque';
 import { activityInsert } from '../db/activity.js';
-import { agentFindByEmail, agentGet } from '../db/agents.js';
+import { agentFindByEmail, agentFindForSignIn, agentGet } from '../db/agents.js';
 import {
   type AcknowledgeVia,
   type EscalationPolicyRow,
@@ -16,10 +16,13 @@ import {
   escalationPolicyUpdate,
   escalationPolicyUseCount,
 } from '../db/escalations.js';
-import type { PolicyRow } from '../db/policies.js';
 import { inTransaction } from '../db/pool.js';
+import { scheduleLoad } from '../db/schedules.js';
+import { ticketGet } from '../db/tickets.js';
 import type { EscalationChannels, EscalationLevel } from '../domain/escalation-policy.js';
 import type { AckLinks } from './acknowledge-links.js';
+import { alertChannelsView } from './alert-channels-view.js';
+import { channelUrlIssues } from './channel-url-issues.js';
 import type { Actor, ServiceContext } from './context.js';
 import {
   ConflictError,
@@ -29,7 +32,7 @@ import {
   toAppError,
   ValidationError,
 } from './errors.js';
-import { channelUrlIssues, policyView } from './policies.js';
+import { ticketViewerOf } from './visibility.js';
 
 /**
  * Escalation policies (CRUD) and escalation chains (reading, acknowledging). The chains
@@ -39,11 +42,7 @@ import { channelUrlIssues, policyView } from './policies.js';
 
 /** A level's channels as the API shows them: masked the way an SLA policy's are. */
 function channelsView(channels: EscalationChannels, viewer?: Actor): Record<string, unknown> {
-  // the SLA policy view knows how to mask every channel type (webhook URLs, secrets)
-  const { in_app: _inApp, ...shown } = policyView(
-    { alert_channels: channels } as unknown as PolicyRow,
-    viewer,
-  ).alert_channels;
+  const { in_app: _inApp, ...shown } = alertChannelsView(channels, viewer);
   return shown;
 }
 
@@ -118,7 +117,24 @@ async function requireSafeLevels(ctx: ServiceContext, levels: EscalationLevel[])
 
 async function requireAgents(tx: Queryable, levels: EscalationLevel[]): Promise<void> {
   const issues: Issue[] = [];
+  const scheduleIds = levels.flatMap((level) => level.targets.on_call.map((t) => t.schedule_id));
+  const schedules = scheduleIds.length > 0 ? await scheduleLoad(tx, scheduleIds, null) : [];
   for (const [i, level] of levels.entries()) {
+    for (const [j, target] of level.targets.on_call.entries()) {
+      const path = `levels[${i}].targets.on_call[${j}]`;
+      if (!schedules.some((s) => s.id === target.schedule_id)) {
+        issues.push({
+          path: `${path}.schedule_id`,
+          message: `no schedule with id ${target.schedule_id}`,
+        });
+      }
+      if (target.fallback_agent_id !== null && !(await agentGet(tx, target.fallback_agent_id))) {
+        issues.push({
+          path: `${path}.fallback_agent_id`,
+          message: `no agent with id ${target.fallback_agent_id}`,
+        });
+      }
+    }
     for (const [j, agentId] of level.targets.agents.entries()) {
       if (!(await agentGet(tx, agentId))) {
         issues.push({
@@ -216,12 +232,18 @@ export async function deleteEscalationPolicy(ctx: ServiceContext, id: number): P
   });
 }
 
-/** The ticket's escalation chains, newest breach first. */
+/**
+ * The ticket's escalation chains, newest breach first. `visible`: the caller has already
+ * found the ticket visible to `viewer`.
+ * @throws NotFoundError for a ticket the viewer may not see
+ */
 export async function listTicketEscalations(
   ctx: ServiceContext,
   ticketId: number,
   viewer?: Actor,
+  options: { visible?: boolean } = {},
 ): Promise<EscalationView[]> {
+  if (!options.visible) await requireVisibleTicket(ctx, ticketId, viewer);
   return (await escalationListByTicket(ctx.pool, ticketId)).map((row) =>
     escalationView(row, viewer),
   );
@@ -282,15 +304,35 @@ export async function acknowledgeEscalation(
   });
 }
 
-/** Acknowledges as the actor of an API or UI request. @throws ForbiddenError for a token of no agent and not admin */
+/** @throws NotFoundError for a ticket that does not exist or that the viewer may not see. */
+async function requireVisibleTicket(
+  ctx: ServiceContext,
+  ticketId: number,
+  viewer: Actor | undefined,
+): Promise<void> {
+  if (!(await ticketGet(ctx.pool, ticketId, ticketViewerOf(ctx, viewer)))) {
+    throw new NotFoundError('ticket', ticketId);
+  }
+}
+
+/**
+ * Acknowledges as the actor of an API or UI request: a person who sees the ticket, or an
+ * integration token with the escalations:acknowledge scope.
+ * @throws ForbiddenError, NotFoundError (also for a chain on a ticket the actor may not see)
+ */
 export async function acknowledgeAsActor(
   ctx: ServiceContext,
   escalationId: number,
   actor: Actor,
   via: 'app' | 'api',
 ): Promise<AcknowledgeResult> {
-  if (actor.role !== 'admin' && actor.agentId === null) {
-    throw new ForbiddenError('only an agent or an admin may acknowledge an escalation');
+  if (actor.role === 'integration' && !actor.scopes?.includes('escalations:acknowledge')) {
+    throw new ForbiddenError('this token needs the escalations:acknowledge scope');
+  }
+  const chain = await escalationGet(ctx.pool, escalationId);
+  const viewer = ticketViewerOf(ctx, actor);
+  if (!chain || !(await ticketGet(ctx.pool, chain.ticket_id, viewer))) {
+    throw new NotFoundError('escalation', escalationId);
   }
   return acknowledgeEscalation(
     ctx,
@@ -308,6 +350,7 @@ export async function acknowledgeTicket(
   actor: Actor,
   via: 'app' | 'api',
 ): Promise<AcknowledgeResult[]> {
+  await requireVisibleTicket(ctx, ticketId, actor);
   const chains = (await escalationListByTicket(ctx.pool, ticketId)).filter((c) => !c.stopped_at);
   const results: AcknowledgeResult[] = [];
   for (const chain of chains) results.push(await acknowledgeAsActor(ctx, chain.id, actor, via));
@@ -328,6 +371,11 @@ export async function ackLinkLookup(
   if (!check.ok) {
     const status = check.reason === 'expired' ? 410 : check.reason === 'forged' ? 403 : 400;
     return { ok: false, status, message: check.message };
+  }
+  // a link mailed to an agent since deactivated ends with their tokens and sessions
+  const recipient = await agentFindForSignIn(ctx.pool, check.claims.recipient);
+  if (recipient && !recipient.active) {
+    return { ok: false, status: 403, message: 'this link’s recipient has been deactivated' };
   }
   const chain = await escalationGetByKey(ctx.pool, check.claims);
   if (!chain) {

@@ -9,7 +9,7 @@ import {
   queueInfo,
 } from '@stega/pgque';
 import { jobAdd } from '../db/jobs.js';
-import { NOTIFICATIONS_QUEUE } from '../db/migrate.js';
+import { NOTIFICATIONS_QUEUE, SLA_GROUP } from '../db/migrate.js';
 import type { ServiceContext } from './context.js';
 import { NotFoundError } from './errors.js';
 
@@ -53,10 +53,21 @@ export interface DeadLetterView {
   payload: string | null;
 }
 
+/**
+ * A member of a cooperative group. `gone`: not heard from for twice the group's dead interval
+ * (15 s at least) — a live member asks for work every few seconds even when idle, so it was
+ * killed or is frozen, and stays listed until it unregisters; null where the interval is
+ * unknown (groups other than sla_breach_dispatcher).
+ */
+export interface MemberView extends ConsumerFigures {
+  name: string;
+  gone: boolean | null;
+}
+
 /** A consumer of a queue; a cooperative group lists its members as subconsumers. */
 export interface ConsumerView extends ConsumerFigures {
   name: string;
-  subconsumers: (ConsumerFigures & { name: string })[];
+  subconsumers: MemberView[];
 }
 
 export interface QueueView extends QueueFigures {
@@ -131,10 +142,17 @@ export async function getQueue(
   return withConsumers(ctx, queueFigures(queue));
 }
 
+/** Whether a member stayed silent past twice its group's dead interval (MemberView.gone). */
+function memberGone(ctx: ServiceContext, group: string, figures: ConsumerFigures): boolean | null {
+  if (group !== SLA_GROUP || ctx.slaDeadIntervalSeconds === undefined) return null;
+  if (figures.last_seen_seconds === null) return false;
+  return figures.last_seen_seconds > Math.max(2 * ctx.slaDeadIntervalSeconds, 15);
+}
+
 async function withConsumers(ctx: ServiceContext, queue: QueueFigures): Promise<QueueView> {
   const rows = await consumerInfo(ctx.pool, queue.queue_name);
   const consumers = new Map<string, ConsumerView>();
-  const members: { group: string; member: ConsumerView['subconsumers'][number] }[] = [];
+  const members: { group: string; member: MemberView }[] = [];
   for (const row of rows) {
     const consumer_name = row.consumerName;
     const figures = consumerFigures(row);
@@ -142,9 +160,14 @@ async function withConsumers(ctx: ServiceContext, queue: QueueFigures): Promise<
     if (dot < 0) {
       consumers.set(consumer_name, { name: consumer_name, ...figures, subconsumers: [] });
     } else {
+      const group = consumer_name.slice(0, dot);
       members.push({
-        group: consumer_name.slice(0, dot),
-        member: { name: consumer_name.slice(dot + 1), ...figures },
+        group,
+        member: {
+          name: consumer_name.slice(dot + 1),
+          ...figures,
+          gone: memberGone(ctx, group, figures),
+        },
       });
     }
   }

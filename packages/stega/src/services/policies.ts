@@ -1,5 +1,4 @@
 import type { Queryable } from '@stega/pgque';
-import { webhookUrlRefusal } from '../channels/webhook-target.js';
 import { calendarGet } from '../db/calendars.js';
 import { clockFollowEnqueue } from '../db/jobs.js';
 import {
@@ -16,98 +15,21 @@ import {
 } from '../db/policies.js';
 import { inTransaction } from '../db/pool.js';
 import { slaDeadlineArmNext } from '../db/sla-deadline.js';
-import {
-  type AlertChannelsPatch,
-  maskRoutingKey,
-  maskWebhookUrl,
-  type Priority,
-} from '../domain/index.js';
+import type { AlertChannelsPatch, Priority } from '../domain/index.js';
+import { type AlertChannelsView, alertChannelsView } from './alert-channels-view.js';
+import { channelUrlIssues } from './channel-url-issues.js';
 import type { Actor, ServiceContext } from './context.js';
-import { ConflictError, type Issue, NotFoundError, toAppError, ValidationError } from './errors.js';
+import { ConflictError, NotFoundError, toAppError, ValidationError } from './errors.js';
 import { requireEscalationPolicy } from './escalations.js';
 import { requireTeam } from './teams.js';
 
-/**
- * A policy as the API shows it: webhook secrets are never returned, only whether one is set;
- * webhook, Slack and Teams URLs and PagerDuty routing keys are shown in full to admins only,
- * masked (maskWebhookUrl, maskRoutingKey) to everyone else.
- */
+/** A policy as the API shows it: its channels masked for the viewer (alertChannelsView). */
 export interface PolicyView extends Omit<PolicyRow, 'alert_channels'> {
-  alert_channels: {
-    in_app: boolean;
-    email: string[];
-    email_assignee: boolean;
-    webhooks: { url: string; has_secret: boolean }[];
-    slack: ChatView[];
-    teams: ChatView[];
-    pagerduty: PagerDutyView[];
-    retry?: { delays_seconds?: number[]; give_up_after_hours?: number };
-    fallback?: {
-      after_minutes: number;
-      email: string[];
-      email_assignee: boolean;
-      email_team_lead: boolean;
-      webhooks: { url: string; has_secret: boolean }[];
-      slack: ChatView[];
-      teams: ChatView[];
-      pagerduty: PagerDutyView[];
-    };
-  };
+  alert_channels: AlertChannelsView;
 }
 
-type ChatView = { url: string; label?: string };
-type PagerDutyView = {
-  routing_key: string;
-  label?: string;
-  breach_severity: 'critical' | 'error' | 'warning' | 'info';
-};
-
-type StoredChat = Pick<AlertChannels, 'slack' | 'teams' | 'pagerduty'>;
-
 export function policyView(row: PolicyRow, viewer?: Actor): PolicyView {
-  const admin = viewer?.role === 'admin';
-  const url = (raw: string) => (admin ? raw : maskWebhookUrl(raw));
-  const labelled = (l: string | undefined) => (l ? { label: l } : {});
-  /** Slack, Teams and PagerDuty of the channels or of the fallback, secrets masked for non-admins. */
-  const chat = (channels: StoredChat) => ({
-    slack: (channels.slack ?? []).map((c) => ({ url: url(c.url), ...labelled(c.label) })),
-    teams: (channels.teams ?? []).map((c) => ({ url: url(c.url), ...labelled(c.label) })),
-    pagerduty: (channels.pagerduty ?? []).map((c) => ({
-      routing_key: admin ? c.routing_key : maskRoutingKey(c.routing_key),
-      ...labelled(c.label),
-      breach_severity: c.breach_severity ?? 'critical',
-    })),
-  });
-  const fallback = row.alert_channels.fallback;
-  return {
-    ...row,
-    alert_channels: {
-      in_app: row.alert_channels.in_app ?? false,
-      email: row.alert_channels.email ?? [],
-      email_assignee: row.alert_channels.email_assignee ?? false,
-      webhooks: (row.alert_channels.webhooks ?? []).map((w) => ({
-        url: url(w.url),
-        has_secret: Boolean(w.secret),
-      })),
-      ...chat(row.alert_channels),
-      ...(row.alert_channels.retry ? { retry: row.alert_channels.retry } : {}),
-      ...(fallback
-        ? {
-            fallback: {
-              after_minutes: fallback.after_minutes,
-              email: fallback.email ?? [],
-              email_assignee: fallback.email_assignee ?? false,
-              email_team_lead: fallback.email_team_lead ?? false,
-              webhooks: (fallback.webhooks ?? []).map((w) => ({
-                url: url(w.url),
-                has_secret: Boolean(w.secret),
-              })),
-              ...chat(fallback),
-            },
-          }
-        : {}),
-    },
-  };
+  return { ...row, alert_channels: alertChannelsView(row.alert_channels, viewer) };
 }
 
 export interface PolicyInput {
@@ -176,6 +98,8 @@ function patchedChannels(current: AlertChannels, patch: AlertChannelsPatch): Ale
   };
 }
 
+type StoredChat = Pick<AlertChannels, 'slack' | 'teams' | 'pagerduty'>;
+
 /** The Slack, Teams and PagerDuty lists a PATCH leaves: given ones, else the current ones. */
 function keptChat(current: StoredChat, given: StoredChat): StoredChat {
   const slack = given.slack ?? current.slack;
@@ -219,27 +143,6 @@ async function requireSafeWebhooks(
     issues.push(...(await channelUrlIssues(ctx, channels.fallback, 'alert_channels.fallback')));
   }
   if (issues.length > 0) throw new ValidationError(issues);
-}
-
-/**
- * The outbound URLs of a set of channels (webhooks, Slack, Teams) that may not be reached,
- * each an issue at `<prefix>.<type>[i].url`. Escalation levels check theirs with it too.
- */
-export async function channelUrlIssues(
-  ctx: ServiceContext,
-  channels:
-    | { webhooks?: { url: string }[]; slack?: { url: string }[]; teams?: { url: string }[] }
-    | undefined,
-  prefix: string,
-): Promise<Issue[]> {
-  const issues: Issue[] = [];
-  for (const type of ['webhooks', 'slack', 'teams'] as const) {
-    for (const [i, hook] of (channels?.[type] ?? []).entries()) {
-      const refusal = await webhookUrlRefusal(hook.url, ctx.webhookAllowedNetworks ?? []);
-      if (refusal) issues.push({ path: `${prefix}.${type}[${i}].url`, message: refusal });
-    }
-  }
-  return issues;
 }
 
 /**

@@ -5,6 +5,7 @@ import { type CalendarRow, calendarGet } from '../db/calendars.js';
 import { clockListByTicket, clockSave } from '../db/clocks.js';
 import { escalationStopEnded } from '../db/escalations.js';
 import { slaDeadlineArm } from '../db/sla-deadline.js';
+import type { TicketViewer } from '../db/ticket-visibility.js';
 import { type TicketRow, ticketLock } from '../db/tickets.js';
 import type { BusinessCalendar, TicketSla } from '../domain/index.js';
 import type { Actor, ServiceContext } from './context.js';
@@ -25,9 +26,16 @@ export interface StoredSla {
   warningShares: number[] | null;
 }
 
-/** Locks the ticket for the rest of the transaction. @throws NotFoundError */
-export async function lockTicket(tx: Queryable, id: number): Promise<TicketRow> {
-  const ticket = await ticketLock(tx, id);
+/**
+ * Locks the ticket for the rest of the transaction. @throws NotFoundError, also for a ticket
+ * the viewer may not see (to them it does not exist).
+ */
+export async function lockTicket(
+  tx: Queryable,
+  id: number,
+  viewer: TicketViewer,
+): Promise<TicketRow> {
+  const ticket = await ticketLock(tx, id, viewer);
   if (!ticket) throw new NotFoundError('ticket', id);
   return ticket;
 }
@@ -85,9 +93,11 @@ export async function logActivity(
   await activityInsert(tx, ticketId, actor.name, entries, now);
 }
 
-/** @throws ValidationError naming `field` when no agent has the id. */
+/** @throws ValidationError naming `field` when no active agent has the id. */
 export async function requireAgent(tx: Queryable, id: number, field: string): Promise<void> {
-  if (!(await agentGet(tx, id))) {
-    throw new ValidationError([{ path: field, message: `no agent with id ${id}` }]);
+  const agent = await agentGet(tx, id);
+  if (!agent) throw new ValidationError([{ path: field, message: `no agent with id ${id}` }]);
+  if (agent.deactivated_at !== null) {
+    throw new ValidationError([{ path: field, message: `agent ${id} is deactivated` }]);
   }
 }

@@ -1,3 +1,4 @@
+import type { Queryable } from '@stega/pgque';
 import type { ActivityEntry } from '../db/activity.js';
 import { inTransaction } from '../db/pool.js';
 import {
@@ -28,6 +29,7 @@ import {
   storeSla,
 } from './ticket-store.js';
 import { getTicket, type TicketDetail } from './ticket-views.js';
+import { ticketViewerOf } from './visibility.js';
 
 export interface TicketCreateInput {
   subject: string;
@@ -36,9 +38,10 @@ export interface TicketCreateInput {
   requester_email: string;
   requester_org?: string | null;
   assignee_id?: number | null;
-  /** The team the ticket belongs to (null or absent: none). */
+  /** The team the ticket belongs to (null: none; absent: none, or the mailbox's). */
   team_id?: number | null;
-  priority: Priority;
+  /** Absent: `normal`, or the mailbox's. */
+  priority?: Priority;
 }
 
 export type TicketPatch = Partial<{
@@ -62,53 +65,65 @@ export async function createTicket(
   actor: Actor,
   input: TicketCreateInput,
 ): Promise<TicketDetail> {
+  const id = await inTransaction(ctx.pool, (tx) => insertTicket(tx, ctx, actor, input));
+  return getTicket(ctx, id, actor, { afterWrite: true });
+}
+
+/**
+ * createTicket's work inside the caller's transaction `tx` (mail intake files a message and
+ * its ticket in one): the new ticket's id.
+ */
+export async function insertTicket(
+  tx: Queryable,
+  ctx: ServiceContext,
+  actor: Actor,
+  input: TicketCreateInput,
+): Promise<number> {
   const now = ctx.now();
-  const id = await inTransaction(ctx.pool, async (tx) => {
-    if (input.assignee_id != null) await requireAgent(tx, input.assignee_id, 'assignee_id');
-    if (input.team_id != null) await requireTeam(tx, input.team_id, 'team_id');
-    const requesterOrg = input.requester_org ?? null;
-    const teamId = input.team_id ?? null;
-    const chosen = await choosePolicy(tx, input.priority, requesterOrg, teamId);
-    const ticketId = await ticketInsert(
-      tx,
-      {
-        subject: input.subject,
-        description: input.description ?? '',
-        requester_name: input.requester_name,
-        requester_email: input.requester_email,
-        requester_org: requesterOrg,
-        assignee_id: input.assignee_id ?? null,
-        team_id: teamId,
-        priority: input.priority,
-        policy_id: chosen?.policy.id ?? null,
-      },
-      now,
-    );
-    const created = {
-      action: 'created',
-      details: {
-        subject: input.subject,
-        priority: input.priority,
-        assignee_id: input.assignee_id ?? null,
-        team_id: teamId,
-        policy_id: chosen?.policy.id ?? null,
-      },
-    };
-    let clockEntries: ActivityEntry[] = [];
-    if (chosen) {
-      const calendar = calendarOfRow(chosen.calendar);
-      const sla = openTicketSla(calendar, targetsOf(chosen.policy), now);
-      clockEntries = await storeSla(tx, ctx, ticketId, undefined, {
-        sla,
-        calendar,
-        calendarId: chosen.calendar.id,
-        warningShares: chosen.policy.warning_thresholds,
-      });
-    }
-    await logActivity(tx, ticketId, actor, [created, ...clockEntries], now);
-    return ticketId;
-  });
-  return getTicket(ctx, id);
+  if (input.assignee_id != null) await requireAgent(tx, input.assignee_id, 'assignee_id');
+  if (input.team_id != null) await requireTeam(tx, input.team_id, 'team_id');
+  const requesterOrg = input.requester_org ?? null;
+  const teamId = input.team_id ?? null;
+  const priority = input.priority ?? 'normal';
+  const chosen = await choosePolicy(tx, priority, requesterOrg, teamId);
+  const ticketId = await ticketInsert(
+    tx,
+    {
+      subject: input.subject,
+      description: input.description ?? '',
+      requester_name: input.requester_name,
+      requester_email: input.requester_email,
+      requester_org: requesterOrg,
+      assignee_id: input.assignee_id ?? null,
+      team_id: teamId,
+      priority,
+      policy_id: chosen?.policy.id ?? null,
+    },
+    now,
+  );
+  const created = {
+    action: 'created',
+    details: {
+      subject: input.subject,
+      priority,
+      assignee_id: input.assignee_id ?? null,
+      team_id: teamId,
+      policy_id: chosen?.policy.id ?? null,
+    },
+  };
+  let clockEntries: ActivityEntry[] = [];
+  if (chosen) {
+    const calendar = calendarOfRow(chosen.calendar);
+    const sla = openTicketSla(calendar, targetsOf(chosen.policy), now);
+    clockEntries = await storeSla(tx, ctx, ticketId, undefined, {
+      sla,
+      calendar,
+      calendarId: chosen.calendar.id,
+      warningShares: chosen.policy.warning_thresholds,
+    });
+  }
+  await logActivity(tx, ticketId, actor, [created, ...clockEntries], now);
+  return ticketId;
 }
 
 const EDITABLE = [
@@ -136,7 +151,7 @@ export async function updateTicket(
 ): Promise<TicketDetail> {
   const now = ctx.now();
   await inTransaction(ctx.pool, async (tx) => {
-    const ticket = await lockTicket(tx, id);
+    const ticket = await lockTicket(tx, id, ticketViewerOf(ctx, actor));
     const changes: Partial<TicketColumns> = {};
     const entries: ActivityEntry[] = [];
     for (const field of EDITABLE) {
@@ -157,7 +172,7 @@ export async function updateTicket(
     await ticketUpdate(tx, id, changes, now);
     await logActivity(tx, id, actor, entries, now);
   });
-  return getTicket(ctx, id);
+  return getTicket(ctx, id, actor, { afterWrite: true });
 }
 
 async function rechoosePolicy(

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import type { EmailSender } from '../channels/email.js';
-import { postWebhook } from '../channels/webhook.js';
 import { type DeliveryContext, deliverOnce } from '../db/delivery-ledger.js';
+import { type EmailSender, smtpFailure } from '../delivery/transport/smtp.js';
+import { postWebhook } from '../delivery/transport/webhook-post.js';
+import { type CallOutcome, DELIVERED, failed } from '../domain/delivery-outcome.js';
 import { type ActivityReportEvent, EVENT_TYPES } from '../events.js';
 
 export interface ReportDeliveryDeps {
@@ -55,7 +56,7 @@ export async function deliverReport(
   const attempt = async (
     channel: 'email' | 'webhook',
     recipient: string,
-    send: () => Promise<void>,
+    send: () => Promise<CallOutcome>,
   ) => {
     try {
       await deliverOnce(
@@ -71,12 +72,17 @@ export async function deliverReport(
   };
   for (const to of deps.recipients) {
     await attempt('email', to, () =>
-      deps.email.send({
-        to,
-        subject,
-        text: `${text}\n\n${deps.publicUrl}/reports/${report.report_id}\n`,
-        messageId: `<report-${report.report_id}-${shortHash(to)}@stega>`,
-      }),
+      deps.email
+        .send({
+          to,
+          subject,
+          text: `${text}\n\n${deps.publicUrl}/reports/${report.report_id}\n`,
+          messageId: `<report-${report.report_id}-${shortHash(to)}@stega>`,
+        })
+        .then(
+          () => DELIVERED,
+          (error: unknown) => failed(smtpFailure(error)),
+        ),
     );
   }
   const hook = deps.webhook;

@@ -6,21 +6,21 @@ import {
   startTeamsReceiver,
 } from '../../../../test-support/service-receivers.js';
 import { RECEIVER_NETWORKS } from '../../../../test-support/webhook-receiver.js';
-import { alertFacts, type ChannelAlert, durationWords } from '../../src/channels/alert-facts.js';
+import { alertFacts, type ChannelAlert, durationWords } from '../../src/delivery/alert-facts.js';
 import {
   pagerDutyDedupKey,
   pagerDutyEvent,
   pagerDutyRecipient,
   postPagerDuty,
-} from '../../src/channels/pagerduty.js';
-import { postSlack, slackEscape, slackMessage } from '../../src/channels/slack.js';
+} from '../../src/delivery/channels/pagerduty.js';
+import { postSlack, slackEscape, slackMessage } from '../../src/delivery/channels/slack.js';
 import {
   ADAPTIVE_CARD_CONTENT_TYPE,
   ADAPTIVE_CARD_SCHEMA,
   postTeams,
   teamsMessage,
-} from '../../src/channels/teams.js';
-import { WebhookError } from '../../src/channels/webhook.js';
+} from '../../src/delivery/channels/teams.js';
+import { CallFailed, delivered } from '../support/call-failed.js';
 
 const DUE = '2026-12-01T14:30:00.000Z';
 const breach: ChannelAlert = {
@@ -114,7 +114,7 @@ describe('chat and on-call adapters', async () => {
   it('Slack: a Block Kit message (header, section with the facts, link buttons) that Slack accepts with 200 ok', async () => {
     const message = slackMessage(alertFacts(breach, options));
     expect(blockKitErrors(message)).toEqual([]);
-    await postSlack({ url: slack.url, message, ...net });
+    await delivered(postSlack({ url: slack.url, message, ...net }));
     const call = slack.accepted.at(-1);
     expect(call?.headers['content-type']).toBe('application/json');
     const sent = call?.json as typeof message;
@@ -160,8 +160,8 @@ describe('chat and on-call adapters', async () => {
       [500, 'rollup_error'],
     ] as const) {
       slack.script({ status, body: word });
-      const error = await postSlack({ url: slack.url, message, ...net }).catch((e) => e);
-      expect(error).toBeInstanceOf(WebhookError);
+      const error = await delivered(postSlack({ url: slack.url, message, ...net })).catch((e) => e);
+      expect(error).toBeInstanceOf(CallFailed);
       expect(error.status).toBe(status);
       expect(error.message).toContain(`answered ${status} (${word})`);
       // the URL (the webhook's secret) shows masked
@@ -169,17 +169,19 @@ describe('chat and on-call adapters', async () => {
       expect(error.message).not.toContain('/hook');
     }
     // and a body Slack cannot read is refused by the receiver, as Slack does
-    const refused = await postSlack({
-      url: slack.url,
-      message: {} as ReturnType<typeof slackMessage>,
-      ...net,
-    }).catch((e) => e);
+    const refused = await delivered(
+      postSlack({
+        url: slack.url,
+        message: {} as ReturnType<typeof slackMessage>,
+        ...net,
+      }),
+    ).catch((e) => e);
     expect(refused.message).toContain('answered 400 (invalid_payload)');
   });
 
   it('Teams: a message whose attachment is an Adaptive Card 1.4 with $schema, title, facts and Action.OpenUrl', async () => {
     const message = teamsMessage(alertFacts(breach, options));
-    await postTeams({ url: teams.url, message, ...net });
+    await delivered(postTeams({ url: teams.url, message, ...net }));
     const sent = teams.accepted.at(-1)?.json as Record<string, any>;
     expect(teams.accepted.at(-1)?.status).toBe(202);
     expect(sent.type).toBe('message');
@@ -230,7 +232,7 @@ describe('chat and on-call adapters', async () => {
       publicUrl: options.publicUrl,
     });
     expect(pagerDutyEventErrors(event)).toEqual([]);
-    await postPagerDuty({ url: pagerDuty.url, event, routingKey: KEY, ...net });
+    await delivered(postPagerDuty({ url: pagerDuty.url, event, routingKey: KEY, ...net }));
     const call = pagerDuty.accepted.at(-1);
     expect(call?.status).toBe(202);
     const sent = call?.json as Record<string, any>;
@@ -285,22 +287,26 @@ describe('chat and on-call adapters', async () => {
       dedup_key: 'x',
       payload: { summary: '' },
     };
-    const error = await postPagerDuty({
-      url: pagerDuty.url,
-      event: bad,
-      routingKey: KEY,
-      ...net,
-    }).catch((e) => e);
-    expect(error).toBeInstanceOf(WebhookError);
+    const error = await delivered(
+      postPagerDuty({
+        url: pagerDuty.url,
+        event: bad,
+        routingKey: KEY,
+        ...net,
+      }),
+    ).catch((e) => e);
+    expect(error).toBeInstanceOf(CallFailed);
     expect(error.status).toBe(400);
     expect(error.message).toContain('invalid event');
     pagerDuty.script({ status: 400, body: `routing key ${KEY} is unknown` });
-    const echoed = await postPagerDuty({
-      url: pagerDuty.url,
-      event: bad,
-      routingKey: KEY,
-      ...net,
-    }).catch((e) => e);
+    const echoed = await delivered(
+      postPagerDuty({
+        url: pagerDuty.url,
+        event: bad,
+        routingKey: KEY,
+        ...net,
+      }),
+    ).catch((e) => e);
     expect(echoed.message).not.toContain(KEY);
     expect(echoed.message).toContain('…5678');
     expect(pagerDutyRecipient('trigger', KEY)).toMatch(/^trigger:…5678:[0-9a-f]{12}$/);
@@ -310,20 +316,22 @@ describe('chat and on-call adapters', async () => {
   it('reads only the start of an answer: a huge error body costs nothing and the message stays short', async () => {
     slack.script({ status: 400, body: `invalid_payload\n${'x'.repeat(5_000_000)}` });
     const message = slackMessage(alertFacts(breach, options));
-    const error = await postSlack({ url: slack.url, message, ...net }).catch((e) => e);
+    const error = await delivered(postSlack({ url: slack.url, message, ...net })).catch((e) => e);
     expect(error.message).toMatch(/answered 400 \(invalid_payload\)$/);
     expect(error.message.length).toBeLessThan(300);
     // the connection pool still works afterwards
-    await postSlack({ url: slack.url, message, ...net });
+    await delivered(postSlack({ url: slack.url, message, ...net }));
   });
 
   it('refuses private targets unless their network is allowed', async () => {
     const message = slackMessage(alertFacts(breach, options));
-    const error = await postSlack({ url: slack.url, message, timeoutMs: 2000 }).catch((e) => e);
-    expect(error.message).toMatch(/refused: 127\.0\.0\.1 is a loopback address/);
-    const teamsError = await postTeams({ url: teams.url, message: {}, timeoutMs: 2000 }).catch(
+    const error = await delivered(postSlack({ url: slack.url, message, timeoutMs: 2000 })).catch(
       (e) => e,
     );
+    expect(error.message).toMatch(/refused: 127\.0\.0\.1 is a loopback address/);
+    const teamsError = await delivered(
+      postTeams({ url: teams.url, message: {}, timeoutMs: 2000 }),
+    ).catch((e) => e);
     expect(teamsError.message).toMatch(/refused/);
   });
 });

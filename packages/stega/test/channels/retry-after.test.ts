@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { httpDate, retryAfterSeconds } from '../../src/channels/retry-after.js';
-import { WebhookError } from '../../src/channels/webhook.js';
-import { retryWait } from '../../src/workers/retry-wait.js';
+import { retryWait } from '../../src/delivery/retry-wait.js';
+import { answerFailure } from '../../src/delivery/transport/http-post.js';
+import { httpDate, retryAfterSeconds } from '../../src/delivery/transport/retry-after.js';
 
 const NOW = Date.UTC(2026, 11, 1, 18, 0, 0); // Tue, 01 Dec 2026 18:00:00 GMT
 
@@ -53,11 +53,11 @@ describe('Retry-After parsing', () => {
 
 describe('the next attempt after a 429 or 503', () => {
   const throttle = (status: number, header: string, answeredAt = NOW) =>
-    new WebhookError(`Slack webhook …/x answered ${status}`, status, { header, answeredAt });
+    answerFailure(status, `Slack webhook …/x answered ${status}`, { header, answeredAt });
   const base = { now: NOW, giveUpAt: NOW + 86_400_000, maxSeconds: 3600 };
 
   it('waits until the instant the receiver named when that is later than the schedule', () => {
-    const wait = retryWait({ ...base, scheduleSeconds: 1, error: throttle(429, '2') });
+    const wait = retryWait({ ...base, scheduleSeconds: 1, failure: throttle(429, '2') });
     expect(wait).toMatchObject({ waitSeconds: 2, askedSeconds: 2, pastHorizon: false });
     expect(wait.note).toBe(
       'rate limited by the receiver (429), retrying at 2026-12-01T18:00:02.000Z',
@@ -65,7 +65,7 @@ describe('the next attempt after a 429 or 503', () => {
   });
 
   it('keeps the schedule when it is later, and counts from when the answer arrived', () => {
-    const later = retryWait({ ...base, scheduleSeconds: 60, error: throttle(503, '2') });
+    const later = retryWait({ ...base, scheduleSeconds: 60, failure: throttle(503, '2') });
     expect(later).toMatchObject({ waitSeconds: 60, askedSeconds: 2 });
     expect(later.note).toMatch(
       /^the receiver is unavailable \(503\), retrying at 2026-12-01T18:01:00/,
@@ -73,20 +73,20 @@ describe('the next attempt after a 429 or 503', () => {
     const answeredBefore = retryWait({
       ...base,
       scheduleSeconds: 0.01,
-      error: throttle(429, '2', NOW - 500),
+      failure: throttle(429, '2', NOW - 500),
     });
     expect(answeredBefore.waitSeconds).toBe(1.5);
   });
 
   it('caps an absurd Retry-After, and never waits past the horizon', () => {
-    const tenDays = retryWait({ ...base, scheduleSeconds: 1, error: throttle(429, '864000') });
+    const tenDays = retryWait({ ...base, scheduleSeconds: 1, failure: throttle(429, '864000') });
     expect(tenDays).toMatchObject({ waitSeconds: 3600, askedSeconds: 3600 });
     expect(tenDays.note).toContain('its Retry-After asked for 10 days; at most 1 h is followed');
     const horizon = retryWait({
       ...base,
       giveUpAt: NOW + 600_000,
       scheduleSeconds: 1,
-      error: throttle(429, '3000'),
+      failure: throttle(429, '3000'),
     });
     expect(horizon).toMatchObject({ waitSeconds: 600, askedSeconds: 600, pastHorizon: false });
     expect(horizon.note).toContain('the last attempt, at the end of the retry horizon');
@@ -95,27 +95,31 @@ describe('the next attempt after a 429 or 503', () => {
       ...base,
       giveUpAt: NOW + 500,
       scheduleSeconds: 1,
-      error: throttle(429, '2'),
+      failure: throttle(429, '2'),
     });
     expect(done.pastHorizon).toBe(true);
   });
 
   it('falls back to the schedule for a malformed or past Retry-After and for other answers', () => {
     for (const header of ['-5', 'soon', '1.5']) {
-      const wait = retryWait({ ...base, scheduleSeconds: 5, error: throttle(429, header) });
+      const wait = retryWait({ ...base, scheduleSeconds: 5, failure: throttle(429, header) });
       expect(wait).toMatchObject({ waitSeconds: 5, askedSeconds: null });
       expect(wait.note).toContain('is neither seconds nor an HTTP date');
     }
     for (const header of ['0', 'Tue, 01 Dec 2026 17:00:00 GMT']) {
-      const wait = retryWait({ ...base, scheduleSeconds: 5, error: throttle(429, header) });
+      const wait = retryWait({ ...base, scheduleSeconds: 5, failure: throttle(429, header) });
       expect(wait).toEqual({ waitSeconds: 5, askedSeconds: null, pastHorizon: false, note: null });
     }
     // a Retry-After on a 500 is not read, nor is a network error's absence of one
     expect(
-      retryWait({ ...base, scheduleSeconds: 5, error: throttle(500, '2') }).askedSeconds,
+      retryWait({ ...base, scheduleSeconds: 5, failure: throttle(500, '2') }).askedSeconds,
     ).toBeNull();
     expect(
-      retryWait({ ...base, scheduleSeconds: 5, error: new WebhookError('refused', undefined) }),
+      retryWait({
+        ...base,
+        scheduleSeconds: 5,
+        failure: { kind: 'refused', text: 'refused' },
+      }),
     ).toEqual({ waitSeconds: 5, askedSeconds: null, pastHorizon: false, note: null });
   });
 });

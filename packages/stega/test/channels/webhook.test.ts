@@ -5,11 +5,16 @@ import {
   RECEIVER_NETWORKS,
   startWebhookReceiver,
 } from '../../../../test-support/webhook-receiver.js';
-import { postWebhook, WebhookError, webhookSignature } from '../../src/channels/webhook.js';
-import { addressRefusal, parseAllowedNetworks } from '../../src/channels/webhook-target.js';
+import { postWebhook, webhookSignature } from '../../src/delivery/transport/webhook-post.js';
+import {
+  addressRefusal,
+  parseAllowedNetworks,
+  webhookUrlRefusal,
+} from '../../src/delivery/transport/webhook-target.js';
+import { CallFailed, delivered } from '../support/call-failed.js';
 
 const SECRET = 'a-stega-secret-0123456789';
-/** How a receiver writes Stega's secret for a Standard Webhooks library (README "Webhooks"). */
+/** How a receiver writes Stega's secret for a Standard Webhooks library (docs/references/channels.md, "Webhooks"). */
 const RECEIVER_SECRET = `whsec_${Buffer.from(SECRET, 'utf8').toString('base64')}`;
 
 describe('postWebhook', async () => {
@@ -19,16 +24,18 @@ describe('postWebhook', async () => {
     vi.useRealTimers();
   });
   const call = (overrides: Partial<Parameters<typeof postWebhook>[0]> = {}) =>
-    postWebhook({
-      url: hook.url,
-      secret: SECRET,
-      idempotencyKey: `stega-breach-${hook.received.length}-abc`,
-      eventType: 'sla.breached',
-      body: { type: 'sla.breached', data: { breach_id: 1 } },
-      timeoutMs: 2000,
-      allowedNetworks: [RECEIVER_NETWORKS],
-      ...overrides,
-    });
+    delivered(
+      postWebhook({
+        url: hook.url,
+        secret: SECRET,
+        idempotencyKey: `stega-breach-${hook.received.length}-abc`,
+        eventType: 'sla.breached',
+        body: { type: 'sla.breached', data: { breach_id: 1 } },
+        timeoutMs: 2000,
+        allowedNetworks: [RECEIVER_NETWORKS],
+        ...overrides,
+      }),
+    );
 
   it('signs the Standard Webhooks way: a receiver verifies with the standardwebhooks package', async () => {
     await call({ idempotencyKey: 'stega-breach-7-0123abcd' });
@@ -91,7 +98,7 @@ describe('postWebhook', async () => {
   it('refuses a loopback target unless its network is allowed, and says how to allow it', async () => {
     const before = hook.received.length;
     const refused = call({ allowedNetworks: [] });
-    await expect(refused).rejects.toThrow(WebhookError);
+    await expect(refused).rejects.toThrow(CallFailed);
     await expect(refused).rejects.toThrow(
       /127\.0\.0\.1 is a loopback address; list its network in WEBHOOK_ALLOWED_NETWORKS/,
     );
@@ -118,6 +125,15 @@ describe('postWebhook', async () => {
     expect(hook.received.length).toBe(before + 1);
   });
 
+  it('refuses localhost names however written (localhost., *.localhost) when it connects, before any DNS', async () => {
+    for (const host of ['localhost.', 'LOCALHOST', 'hooks.localhost', 'hooks.localhost.']) {
+      const url = hook.url.replace('127.0.0.1', host);
+      await expect(call({ url, allowedNetworks: [] }), host).rejects.toThrow(
+        /refused: [a-z.]*localhost\.? resolves to 127\.0\.0\.1, a loopback address/,
+      );
+    }
+  });
+
   it('refuses URLs with credentials; errors never show the full URL', async () => {
     await expect(call({ url: hook.url.replace('http://', 'http://user:pass@') })).rejects.toThrow(
       /must not contain credentials/,
@@ -128,7 +144,7 @@ describe('postWebhook', async () => {
       () => new Error('no error'),
       (e: unknown) => e as Error,
     );
-    expect(error).toBeInstanceOf(WebhookError);
+    expect(error).toBeInstanceOf(CallFailed);
     expect(error.message).toMatch(/answered 503/);
     expect(error.message).not.toContain('secret');
     expect(error.message).toContain(`${new URL(hook.url).host}/…tail`);
@@ -176,5 +192,26 @@ describe('which addresses a webhook may reach', () => {
     expect(addressRefusal('fd12::1', allowed)).toBeUndefined();
     expect(addressRefusal('127.0.0.2', allowed)?.what).toContain('loopback');
     expect(() => parseAllowedNetworks('10.0.0.0/33')).toThrow(/"10.0.0.0\/33" is not a CIDR/);
+  });
+
+  it('refuses IPv4-compatible IPv6 (::/96) and the rest of ::/8, and localhost names, unless allowed', async () => {
+    for (const [url, why] of [
+      ['http://[::127.0.0.1]/', '::7f00:1 is an IPv4-compatible IPv6 address (::/96)'],
+      ['http://[::8.8.8.8]:8080/x', '::808:808 is an IPv4-compatible IPv6 address (::/96)'],
+      ['http://[::1:7f00:1]/', '::1:7f00:1 is a reserved address (::/8)'],
+      ['http://localhost./', 'localhost. resolves to 127.0.0.1, a loopback address'],
+      ['http://LOCALHOST/', 'localhost resolves to 127.0.0.1, a loopback address'],
+      ['https://hooks.localhost./x', 'hooks.localhost. resolves to 127.0.0.1, a loopback address'],
+    ] as const) {
+      const refusal = await webhookUrlRefusal(url, []);
+      expect(refusal, url).toContain(why);
+      expect(refusal, url).toContain('WEBHOOK_ALLOWED_NETWORKS');
+    }
+    expect(await webhookUrlRefusal('http://[::127.0.0.1]/', ['::/96'])).toBeUndefined();
+    expect(
+      await webhookUrlRefusal('http://localhost./', ['127.0.0.0/8', '::1/128']),
+    ).toBeUndefined();
+    // a name merely containing the word is an ordinary name
+    expect(await webhookUrlRefusal('http://localhost.example.invalid/', [])).toBeUndefined();
   });
 });

@@ -2,13 +2,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { eventually, PROCESS_PATIENCE } from '../../../../test-support/eventually.js';
 import { freePort, startTestServer } from '../../../../test-support/postgres-server.js';
 import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import { startWebhookReceiver } from '../../../../test-support/webhook-receiver.js';
 import { breachRecordDue } from '../../src/db/breaches.js';
 import { migrate, NOTIFICATIONS_QUEUE, SLA_GROUP } from '../../src/db/migrate.js';
 import { createPool, inTransaction } from '../../src/db/pool.js';
-import { killAllChildren, type StegaChild, spawnStega, waitFor } from '../deploy/processes.js';
+import { killAllChildren, type StegaChild, spawnStega } from '../deploy/processes.js';
 import { alertPolicyInsert, ticketsDueInsert } from '../deploy/workload.js';
 import { duplicatesOf, type Fault } from './faults.js';
 
@@ -192,10 +193,10 @@ describe('chaos: 3 sla-breach-workers, 2,000 breaches, kills, a stop and a Postg
       }
       const fault: Fault = { kind: 'worker-stop', at, target: victim.name, batch };
       faults.push(fault);
-      await waitFor(
+      await eventually(
         async () => (await takeovers()).some((t) => t.old === victim.name && t.oldBatch === batch),
         `the batch of stopped ${victim.name} to be taken over`,
-        60_000,
+        PROCESS_PATIENCE,
       );
       await sleep(1000);
       victim.process.signal('SIGCONT');
@@ -224,17 +225,20 @@ describe('chaos: 3 sla-breach-workers, 2,000 breaches, kills, a stop and a Postg
   };
   let tickerFailoverMs = Number.NaN;
   async function killTickerLeader(): Promise<void> {
-    const leader = await waitFor(() => tickers.find(leaderOf), 'a ticker leader', 30_000);
+    const leader = await eventually(() => tickers.find(leaderOf), 'a ticker leader', {
+      ...PROCESS_PATIENCE,
+      timeoutMs: 30_000,
+    });
     const standby = tickers.find((t) => t !== leader) as StegaChild;
     const at = Date.now();
     leader.signal('SIGKILL');
     faults.push({ kind: 'ticker-kill', at, target: `ticker pid ${leader.pid}` });
     await leader.exited;
-    const acquired = await waitFor(
+    const acquired = await eventually(
       () =>
         standby.logs().find((l) => l.msg === 'ticker leadership acquired' && Number(l.time) >= at),
       'the standby ticker to take over',
-      30_000,
+      { ...PROCESS_PATIENCE, timeoutMs: 30_000 },
     );
     tickerFailoverMs = Number(acquired.time) - at;
     tickers.splice(tickers.indexOf(leader), 1, spawn(['ticker']));
@@ -273,11 +277,11 @@ describe('chaos: 3 sla-breach-workers, 2,000 breaches, kills, a stop and a Postg
       await waitForPostgres();
       jobsOutage.restartedAt = Date.now();
       jobs = spawn(['jobs']);
-      const started = await waitFor(
+      const started = await eventually(
         () =>
           jobs.output().includes('jobs runner started') ? 'up' : !jobs.running() ? 'died' : null,
         'the jobs runner to start',
-        60_000,
+        PROCESS_PATIENCE,
       );
       if (started === 'up') return;
     }
@@ -351,7 +355,7 @@ describe('chaos: 3 sla-breach-workers, 2,000 breaches, kills, a stop and a Postg
         email: ['oncall@chaos.test'],
         webhooks: [{ url: hook.url, secret: 'chaos-secret-0123456789' }],
       });
-      await waitFor(
+      await eventually(
         async () => {
           const { rows } = await pool.query(
             "select count(*)::int as n from pgque.get_consumer_info($1) where consumer_name like $2 || '.%'",
@@ -360,7 +364,7 @@ describe('chaos: 3 sla-breach-workers, 2,000 breaches, kills, a stop and a Postg
           return Number(rows[0]?.n) === WORKERS && jobs.output().includes('jobs runner started');
         },
         'every process to be up',
-        90_000,
+        { ...PROCESS_PATIENCE, timeoutMs: 90_000 },
       );
 
       const began = Date.now();
@@ -368,14 +372,13 @@ describe('chaos: 3 sla-breach-workers, 2,000 breaches, kills, a stop and a Postg
       expect(arrivalsDone).toBe(true);
       for (const { process: worker } of workers.values()) expect(worker.running()).toBe(true);
 
-      await waitFor(
+      await eventually(
         async () => {
           const { breaches, delivered: n } = await delivered();
           return breaches >= CHUNKS * CHUNK + CANARIES && n === breaches * 3;
         },
         'every breach to have its three deliveries',
-        180_000,
-        1_000,
+        { timeoutMs: 180_000, intervalMs: 1_000 },
       );
       figures.runMs = Date.now() - began;
     },
@@ -454,11 +457,11 @@ describe('chaos: 3 sla-breach-workers, 2,000 breaches, kills, a stop and a Postg
         ((fault.kind === 'worker-kill' && fault.restartedAs !== fault.target) ||
           fault.kind === 'worker-stop');
       if (!abandonedBatch) continue;
-      await waitFor(
+      await eventually(
         async () =>
           (await takeovers()).some((t) => t.old === fault.target && t.oldBatch === fault.batch),
         `the takeover of ${fault.target}'s batch ${fault.batch}`,
-        DEAD_INTERVAL_S * 1000 * 6,
+        { ...PROCESS_PATIENCE, timeoutMs: DEAD_INTERVAL_S * 1000 * 6 },
       ).catch(() => undefined); // the assertion below names what is missing
     }
     const log = await takeovers();

@@ -112,4 +112,169 @@ describe('configuration from the environment', () => {
       /REPORT_EMAILS has an invalid address: "not-an-address"/,
     );
   });
+
+  it('prints a bad SMTP_URL or DATABASE_URL with its password masked', () => {
+    const messageOf = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+        return '';
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    for (const [name, raw, shown] of [
+      // a password with a slash or an @ makes the URL unreadable: still masked
+      [
+        'DATABASE_URL',
+        'postgres://stega:s3cr/et@db:5432/stega',
+        'postgres://stega:***@db:5432/stega',
+      ],
+      ['DATABASE_URL', 'mysql://stega:hunter2@db/stega', 'mysql://stega:***@db/stega'],
+      [
+        'DATABASE_URL',
+        'pg://db/stega?user=x&password=hunter2',
+        'pg://db/stega?user=x&password=***',
+      ],
+      [
+        'SMTP_URL',
+        'smtp://mailer:hun#ter2@mail.example.test:587',
+        'smtp://mailer:***@mail.example.test:587',
+      ],
+      [
+        'SMTP_URL',
+        'http://mailer:hunter2@mail.example.test',
+        'http://mailer:***@mail.example.test',
+      ],
+    ] as const) {
+      const message = messageOf({ [name]: raw });
+      expect(message, raw).toContain(`${name} must be a`);
+      expect(message, raw).toContain(JSON.stringify(shown));
+      expect(message, raw).not.toMatch(/s3cr|hunter2|ter2/);
+    }
+  });
+
+  it('reads METRICS_TOKEN (32 characters at least) and SMTP_ALLOW_PLAINTEXT_AUTH', () => {
+    expect(loadConfig({}).metricsToken).toBeUndefined();
+    expect(loadConfig({ METRICS_TOKEN: 'm'.repeat(32) }).metricsToken).toBe('m'.repeat(32));
+    expect(() => loadConfig({ METRICS_TOKEN: 'short' })).toThrow(
+      /METRICS_TOKEN must be at least 32 characters/,
+    );
+    expect(loadConfig({}).smtpAllowPlaintextAuth).toBe(false);
+    expect(loadConfig({ SMTP_ALLOW_PLAINTEXT_AUTH: '1' }).smtpAllowPlaintextAuth).toBe(true);
+    expect(() => loadConfig({ SMTP_ALLOW_PLAINTEXT_AUTH: 'maybe' })).toThrow(
+      /SMTP_ALLOW_PLAINTEXT_AUTH must be 1 or 0/,
+    );
+    // credentials with ignoreTLS would travel in the clear: refused, the password masked
+    expect(() =>
+      loadConfig({ SMTP_URL: 'smtp://u:hunter2@mail.example.test?ignoreTLS=true' }),
+    ).toThrow(/SMTP_URL has credentials and ignoreTLS=true: .*smtp:\/\/u:\*\*\*@mail/);
+    expect(
+      loadConfig({
+        SMTP_URL: 'smtp://u:p@localhost:1025?ignoreTLS=true',
+        SMTP_ALLOW_PLAINTEXT_AUTH: '1',
+      }).smtpUrl,
+    ).toBe('smtp://u:p@localhost:1025?ignoreTLS=true');
+  });
+
+  it('reads single sign-on all or nothing, never echoing the client secret', () => {
+    expect(loadConfig({}).oidc).toBeUndefined();
+    const sso = {
+      OIDC_ISSUER_URL: 'https://id.example.test',
+      OIDC_CLIENT_ID: 'stega',
+      OIDC_CLIENT_SECRET: 'the-client-secret-never-shown',
+      OIDC_ALLOWED_DOMAINS: 'Example.test, @support.example.test',
+      STEGA_PUBLIC_URL: 'https://help.example.test',
+    };
+    expect(loadConfig(sso).oidc).toEqual({
+      issuerUrl: 'https://id.example.test',
+      clientId: 'stega',
+      clientSecret: 'the-client-secret-never-shown',
+      providerName: 'single sign-on',
+      allowedDomains: ['example.test', 'support.example.test'],
+      scopes: 'openid email profile',
+      groupsClaim: undefined,
+      groupTeams: new Map(),
+    });
+    const groups = loadConfig({
+      ...sso,
+      OIDC_PROVIDER_NAME: 'Example ID',
+      OIDC_SCOPES: 'email groups',
+      OIDC_GROUPS_CLAIM: 'groups',
+      OIDC_GROUP_TEAMS: '{"red-team":"Red","all":["Red","Blue"]}',
+    }).oidc;
+    expect(groups).toMatchObject({ providerName: 'Example ID', scopes: 'openid email groups' });
+    expect(groups?.groupTeams).toEqual(
+      new Map([
+        ['red-team', ['Red']],
+        ['all', ['Red', 'Blue']],
+      ]),
+    );
+    const refusals: [Record<string, string>, RegExp][] = [
+      [{ OIDC_CLIENT_ID: 'stega' }, /OIDC_CLIENT_ID is set but OIDC_ISSUER_URL is not/],
+      [{ ...sso, OIDC_CLIENT_SECRET: '' }, /OIDC_CLIENT_SECRET is required with OIDC_ISSUER_URL/],
+      [{ ...sso, OIDC_ALLOWED_DOMAINS: ' ' }, /OIDC_ALLOWED_DOMAINS is required/],
+      [{ ...sso, STEGA_PUBLIC_URL: '' }, /STEGA_PUBLIC_URL is required with OIDC_ISSUER_URL/],
+      [
+        { ...sso, OIDC_ISSUER_URL: 'http://id.example.test' },
+        /OIDC_ISSUER_URL must be an https:\/\/ URL \(http:\/\/ only on a loopback host\)/,
+      ],
+      [
+        { ...sso, OIDC_ALLOWED_DOMAINS: 'example.test, not a domain' },
+        /invalid domain: "not a domain"/,
+      ],
+      [{ ...sso, OIDC_GROUP_TEAMS: '{"a":"Red"}' }, /OIDC_GROUP_TEAMS needs OIDC_GROUPS_CLAIM/],
+      [
+        { ...sso, OIDC_GROUPS_CLAIM: 'groups', OIDC_GROUP_TEAMS: '["Red"]' },
+        /OIDC_GROUP_TEAMS must be a JSON object/,
+      ],
+      [
+        { ...sso, OIDC_GROUPS_CLAIM: 'groups', OIDC_GROUP_TEAMS: '{"a":[]}' },
+        /group "a" has no team name/,
+      ],
+    ];
+    for (const [env, problem] of refusals) {
+      let error: unknown;
+      try {
+        loadConfig(env);
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error, JSON.stringify(env)).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(problem);
+      expect((error as Error).message).not.toContain('the-client-secret-never-shown');
+    }
+    expect(loadConfig({ ...sso, OIDC_ISSUER_URL: 'http://127.0.0.1:4000' }).oidc?.issuerUrl).toBe(
+      'http://127.0.0.1:4000',
+    );
+  });
+
+  it('gives each database role its own password; the deprecated shared one fills only the gaps', () => {
+    expect(loadConfig({})).toMatchObject({
+      appDatabasePasswords: {},
+      sharedAppDatabasePassword: [],
+    });
+    expect(
+      loadConfig({
+        STEGA_WEB_DB_PASSWORD: 'w',
+        STEGA_MAIL_DB_PASSWORD: 'm',
+        STEGA_WORKER_DB_PASSWORD: 'k',
+        STEGA_TICKER_DB_PASSWORD: 't',
+      }),
+    ).toMatchObject({
+      appDatabasePasswords: { web: 'w', mail: 'm', worker: 'k', ticker: 't' },
+      sharedAppDatabasePassword: [],
+    });
+    const partly = loadConfig({ STEGA_APP_DB_PASSWORD: 'shared', STEGA_WEB_DB_PASSWORD: 'w' });
+    expect(partly.appDatabasePasswords).toEqual({
+      web: 'w',
+      mail: 'shared',
+      worker: 'shared',
+      ticker: 'shared',
+    });
+    expect(partly.sharedAppDatabasePassword).toEqual([
+      'stega_mail',
+      'stega_worker',
+      'stega_ticker',
+    ]);
+  });
 });

@@ -1,16 +1,29 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import nodemailer from 'nodemailer';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
-import { APP_ROLES, appRolesGrant } from '../../src/db/app-roles.js';
-import { NOTIFICATIONS_QUEUE, SLA_GROUP } from '../../src/db/migrate.js';
+import { APP_ROLES, type AppRole, appRolesGrant, ENGINE_STATUS } from '../../src/db/app-roles.js';
+import { MAIL_QUEUE, NOTIFICATIONS_QUEUE, SLA_GROUP } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pool.js';
+import { createLogger } from '../../src/log.js';
+import { startTicker } from '../../src/processes/ticker.js';
+import { createMailbox } from '../../src/services/mailboxes.js';
 import { startStega } from '../e2e/stega-process.js';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/main.ts');
-const PASSWORD = 'app-roles-test-password';
+/** Each role its own password. */
+const PASSWORDS: Record<AppRole, string> = {
+  web: 'web-role-test-password',
+  mail: 'mail-role-test-password',
+  worker: 'worker-role-test-password',
+  ticker: 'ticker-role-test-password',
+};
+const roleKey = (role: string) =>
+  (Object.keys(APP_ROLES) as AppRole[]).find((key) => APP_ROLES[key] === role) as AppRole;
 
 /**
  * The deployment's database roles (compose): each Stega process logs in as a role that is
@@ -20,12 +33,14 @@ const PASSWORD = 'app-roles-test-password';
 describe('application database roles', async () => {
   const db = await createTestDatabase({ template: 'stega' });
   const owner = createPool(db.url, 2);
-  await appRolesGrant(owner, PASSWORD);
-  await appRolesGrant(owner, PASSWORD); // idempotent: every migrate re-applies it
+  await appRolesGrant(owner, PASSWORDS);
+  // as a migrate before issue 24 left it: stega_web a member of pgque_reader
+  await owner.query('grant pgque_reader to stega_web');
+  await appRolesGrant(owner, PASSWORDS); // idempotent: every migrate re-applies it
   const urlAs = (role: string) => {
     const url = new URL(db.url);
     url.username = role;
-    url.password = PASSWORD;
+    url.password = PASSWORDS[roleKey(role)];
     return url.toString();
   };
   const children: ChildProcess[] = [];
@@ -66,6 +81,92 @@ describe('application database roles', async () => {
     );
   });
 
+  it('never sends the password in SQL: the role statements carry its SCRAM verifier, which logs in', async () => {
+    const texts: string[] = [];
+    const recording = createPool(db.url, 1);
+    const client = await recording.connect();
+    const query = client.query.bind(client);
+    client.query = ((text: string | { text: string }, ...rest: unknown[]) => {
+      texts.push(typeof text === 'string' ? text : text.text);
+      return (query as (...args: unknown[]) => unknown)(text, ...rest);
+    }) as typeof client.query;
+    client.release();
+    try {
+      await appRolesGrant(recording, PASSWORDS);
+    } finally {
+      await recording.end();
+    }
+    for (const password of Object.values(PASSWORDS)) {
+      expect(texts.filter((text) => text.includes(password))).toEqual([]);
+    }
+    const roleStatements = texts.filter((text) => /^(create|alter) role /.test(text));
+    expect(roleStatements).toHaveLength(Object.values(APP_ROLES).length);
+    for (const text of roleStatements) {
+      expect(text).toMatch(
+        / password 'SCRAM-SHA-256\$4096:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+'$/,
+      );
+    }
+    // the server checks passwords (scram-sha-256 in pg_hba): the right one logs in, a wrong one not
+    expect((await (await as(APP_ROLES.worker)).query('select 1 as one')).rows).toEqual([
+      { one: 1 },
+    ]);
+    const wrong = new URL(urlAs(APP_ROLES.worker));
+    wrong.password = `${PASSWORDS.worker}x`;
+    const refusedLogin = new pg.Client({ connectionString: wrong.toString() });
+    await expect(refusedLogin.connect()).rejects.toMatchObject({ code: '28P01' });
+    await refusedLogin.end().catch(() => {});
+  });
+
+  it("gives each role its own password: one role's does not log in as another", async () => {
+    for (const role of Object.keys(APP_ROLES) as AppRole[]) {
+      const other = role === 'web' ? 'worker' : 'web';
+      const url = new URL(urlAs(APP_ROLES[role]));
+      url.password = PASSWORDS[other];
+      const client = new pg.Client({ connectionString: url.toString() });
+      await expect(client.connect(), role).rejects.toMatchObject({ code: '28P01' });
+      await client.end().catch(() => {});
+    }
+  });
+
+  it('stega_web may read the engine status but call none of its consumer functions', async () => {
+    // every function pgque_reader may call, but the status ones, is out of stega_web's reach
+    const { rows } = await owner.query<{ fn: string; web: boolean }>(
+      `select p.oid::regprocedure::text as fn,
+              has_function_privilege('stega_web', p.oid, 'execute') as web
+         from pg_proc p
+        where p.pronamespace = 'pgque'::regnamespace
+          and has_function_privilege('pgque_reader', p.oid, 'execute')
+          and p.oid <> all ($1::regprocedure[])`,
+      [ENGINE_STATUS.map((fn) => fn.replace('int)', 'integer)'))],
+    );
+    expect(rows.length).toBeGreaterThan(20);
+    expect(rows.filter((row) => row.web).map((row) => row.fn)).toEqual([]);
+    const { rows: member } = await owner.query(
+      "select pg_has_role('stega_web', 'pgque_reader', 'member') as reader",
+    );
+    expect(member).toEqual([{ reader: false }]);
+    // and a real connection as stega_web is refused them
+    const web = await as(APP_ROLES.web);
+    for (const sql of [
+      `select pgque.register_consumer('${NOTIFICATIONS_QUEUE}', 'intruder')`,
+      `select * from pgque.next_batch('${NOTIFICATIONS_QUEUE}', '${SLA_GROUP}')`,
+      `select * from pgque.receive('${NOTIFICATIONS_QUEUE}', '${SLA_GROUP}', 10)`,
+      'select pgque.finish_batch(1)',
+      'select pgque.ack(1)',
+      `select pgque.unregister_consumer('${NOTIFICATIONS_QUEUE}', '${SLA_GROUP}')`,
+      `select * from pgque.receive_partitioned('${MAIL_QUEUE}', 'mail_filing', 0, 1, 'w', 10)`,
+    ]) {
+      expect(await refused(web, sql), sql).toBe('42501');
+    }
+    for (const sql of [
+      'select count(*) from pgque.get_queue_info()',
+      `select count(*) from pgque.get_consumer_info('${NOTIFICATIONS_QUEUE}')`,
+      `select count(*) from pgque.dlq_inspect('${NOTIFICATIONS_QUEUE}', 10)`,
+    ]) {
+      expect(await refused(web, sql), sql).toBe('allowed');
+    }
+  });
+
   it('stega web works as stega_web: tickets, queue status, a report job', async () => {
     const web = await startStega(['web'], { DATABASE_URL: urlAs(APP_ROLES.web) });
     try {
@@ -81,6 +182,17 @@ describe('application database roles', async () => {
       }
       expect((await web.api('GET', `/api/queues/${NOTIFICATIONS_QUEUE}`)).status).toBe(200);
       expect((await web.api('GET', '/api/job-runs')).status).toBe(200);
+      expect((await web.api('GET', `/api/queues/${NOTIFICATIONS_QUEUE}/dead-letters`)).status).toBe(
+        200,
+      );
+      expect(
+        (
+          await web.api(
+            'GET',
+            `/api/queues/${NOTIFICATIONS_QUEUE}/consumers/${SLA_GROUP}/takeovers`,
+          )
+        ).status,
+      ).toBe(200);
     } finally {
       await web.stop();
     }
@@ -157,5 +269,56 @@ describe('application database roles', async () => {
     const client = await as(APP_ROLES.ticker);
     expect(await refused(client, `select pgque.ticker('${NOTIFICATIONS_QUEUE}')`)).toBe('allowed');
     expect(await refused(client, 'select count(*) from stega.tickets')).toBe('42501');
+  });
+
+  it('stega mail-in takes mail in and files it as stega_mail (send_idem, the filing slots)', async () => {
+    await createMailbox(
+      { pool: owner, now: () => new Date(), warningShare: 0.8 },
+      { address: 'support@roles.test', display_name: 'Roles Support' },
+    );
+    const ticker = await startTicker(db.url, createLogger('silent', 'test'));
+    try {
+      const server = net.createServer();
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const port = (server.address() as net.AddressInfo).port;
+      await new Promise((resolve) => server.close(resolve));
+      spawnAs('mail-in', APP_ROLES.mail, { INBOUND_SMTP_PORT: String(port), HOST: '127.0.0.1' });
+      const transport = nodemailer.createTransport({ host: '127.0.0.1', port, ignoreTLS: true });
+      const message = {
+        envelope: { from: 'rui@customer.test', to: ['support@roles.test'] },
+        raw: [
+          'From: Rui <rui@customer.test>',
+          'To: support@roles.test',
+          'Subject: As the mail role',
+          'Message-ID: <roles@customer.test>',
+          '',
+          'Filed by a mail-in logged in as stega_mail.',
+          '',
+        ].join('\r\n'),
+      };
+      try {
+        await expect
+          .poll(() => transport.sendMail(message).then((info) => info.response, String), {
+            timeout: 60_000,
+            interval: 250,
+          })
+          .toMatch(/^250 /);
+      } finally {
+        transport.close();
+      }
+      await expect
+        .poll(
+          async () =>
+            (
+              await owner.query(
+                `select state from stega.inbound_mail where message_key = 'roles@customer.test'`,
+              )
+            ).rows[0]?.state,
+          { timeout: 60_000, interval: 250 },
+        )
+        .toBe('filed');
+    } finally {
+      await ticker.stop();
+    }
   });
 });

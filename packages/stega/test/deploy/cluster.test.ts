@@ -3,13 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
+import { eventually, PROCESS_PATIENCE } from '../../../../test-support/eventually.js';
 import { freePort } from '../../../../test-support/postgres-server.js';
 import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import { startWebhookReceiver } from '../../../../test-support/webhook-receiver.js';
 import { breachRecordDue } from '../../src/db/breaches.js';
 import { NOTIFICATIONS_QUEUE, SLA_GROUP } from '../../src/db/migrate.js';
 import { createPool, inTransaction } from '../../src/db/pool.js';
-import { killAllChildren, pidAlive, spawnStega, waitFor } from './processes.js';
+import { killAllChildren, pidAlive, spawnStega } from './processes.js';
 import { alertPolicyInsert, ticketsDueInsert } from './workload.js';
 
 const TICKETS = 12;
@@ -60,10 +61,10 @@ describe('stega cluster', async () => {
   };
 
   it('starts every role as its own process and answers on PORT', async () => {
-    await waitFor(
+    await eventually(
       () => cluster.output().includes('Stega is up at'),
       `the cluster to come up:\n${cluster.output()}`,
-      90_000,
+      { ...PROCESS_PATIENCE, timeoutMs: 90_000 },
     );
     expect(
       started()
@@ -71,17 +72,22 @@ describe('stega cluster', async () => {
         .sort(),
     ).toEqual([
       'jobs',
+      'mail-in',
       'notification-worker',
       'sla-breach-worker',
       'sla-breach-worker',
       'ticker',
       'web',
     ]);
-    expect(new Set(childPids()).size).toBe(6);
+    expect(new Set(childPids()).size).toBe(7);
     for (const pid of childPids()) expect(pidAlive(pid)).toBe(true);
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
     const workers = started().filter((child) => child.command === 'sla-breach-worker');
-    await waitFor(async () => (await members()).length === 2, 'two members in the group');
+    await eventually(
+      async () => (await members()).length === 2,
+      'two members in the group',
+      PROCESS_PATIENCE,
+    );
     expect(await members()).toEqual(workers.map((w) => memberName(w.pid)).sort());
   });
 
@@ -93,12 +99,16 @@ describe('stega cluster', async () => {
     await ticketsDueInsert(pool, policy, TICKETS, new Date(Date.now() - 60_000), 'Cluster');
     const recorded = await inTransaction(pool, (tx) => breachRecordDue(tx, new Date(), 1000));
     expect(recorded).toHaveLength(TICKETS);
-    await waitFor(async () => {
-      const { rows } = await pool.query(
-        "select count(*)::int as n from stega.alert_deliveries where status = 'delivered'",
-      );
-      return Number(rows[0]?.n) === TICKETS * 2;
-    }, 'every delivery');
+    await eventually(
+      async () => {
+        const { rows } = await pool.query(
+          "select count(*)::int as n from stega.alert_deliveries where status = 'delivered'",
+        );
+        return Number(rows[0]?.n) === TICKETS * 2;
+      },
+      'every delivery',
+      PROCESS_PATIENCE,
+    );
     expect(hook.countsByKey().size).toBe(TICKETS);
     expect([...hook.countsByKey().values()].every((n) => n === 1)).toBe(true);
   });
@@ -106,18 +116,19 @@ describe('stega cluster', async () => {
   it('restarts a worker that dies', async () => {
     const [victim] = started().filter((child) => child.command === 'sla-breach-worker');
     process.kill(victim?.pid ?? 0, 'SIGKILL');
-    const replacement = await waitFor(
+    const replacement = await eventually(
       () =>
         started().find(
           (child) =>
-            child.command === 'sla-breach-worker' && !childPids().slice(0, 6).includes(child.pid),
+            child.command === 'sla-breach-worker' && !childPids().slice(0, 7).includes(child.pid),
         ),
       'a replacement worker',
-      30_000,
+      { ...PROCESS_PATIENCE, timeoutMs: 30_000 },
     );
-    await waitFor(
+    await eventually(
       async () => (await members()).includes(memberName(replacement.pid)),
       'the replacement to join the group',
+      PROCESS_PATIENCE,
     );
   });
 

@@ -28,6 +28,7 @@ const STEGA_SERVICES = [
   'ticker',
   'notification-worker',
   'sla-breach-worker',
+  'mail-in',
 ];
 /** Services meant to run as several replicas: no container_name, no host port. */
 const SCALED = ['sla-breach-worker', 'ticker', 'jobs'];
@@ -163,8 +164,12 @@ function composeBinary(): string[] | undefined {
 describe('deploy/compose.yaml and deploy/Dockerfile', () => {
   const SECRETS = {
     POSTGRES_PASSWORD: 'pg-secret-for-test',
-    STEGA_APP_DB_PASSWORD: 'app-secret-for-test',
+    STEGA_WEB_DB_PASSWORD: 'web-role-secret-for-test',
+    STEGA_MAIL_DB_PASSWORD: 'mail-role-secret-for-test',
+    STEGA_WORKER_DB_PASSWORD: 'worker-role-secret-for-test',
+    STEGA_TICKER_DB_PASSWORD: 'ticker-role-secret-for-test',
     STEGA_ADMIN_TOKEN: 'admin-secret-for-test-0123456789abcdef',
+    STEGA_TOTP_KEY: 'totp-key-secret-for-test-0123456789abcdef',
   };
   /** The database role each Stega service logs in as (db/app-roles.ts); only migrate owns. */
   const DATABASE_ROLES: Record<string, string> = {
@@ -174,7 +179,21 @@ describe('deploy/compose.yaml and deploy/Dockerfile', () => {
     ticker: APP_ROLES.ticker,
     'notification-worker': APP_ROLES.worker,
     'sla-breach-worker': APP_ROLES.worker,
+    'mail-in': APP_ROLES.mail,
   };
+  /** Each role's own password (deploy/.env), by the role's name. */
+  const ROLE_PASSWORDS: Record<string, string> = {
+    [APP_ROLES.web]: SECRETS.STEGA_WEB_DB_PASSWORD,
+    [APP_ROLES.mail]: SECRETS.STEGA_MAIL_DB_PASSWORD,
+    [APP_ROLES.worker]: SECRETS.STEGA_WORKER_DB_PASSWORD,
+    [APP_ROLES.ticker]: SECRETS.STEGA_TICKER_DB_PASSWORD,
+  };
+  const ROLE_PASSWORD_VARIABLES = [
+    'STEGA_WEB_DB_PASSWORD',
+    'STEGA_MAIL_DB_PASSWORD',
+    'STEGA_WORKER_DB_PASSWORD',
+    'STEGA_TICKER_DB_PASSWORD',
+  ] as const;
   let cached: Resolved | undefined;
   const resolved = (): Resolved => {
     cached ??= loadCompose(SECRETS);
@@ -260,6 +279,7 @@ describe('deploy/compose.yaml and deploy/Dockerfile', () => {
         expect(text, name).not.toContain(SECRETS.POSTGRES_PASSWORD);
       }
       if (name !== 'web') expect(text, name).not.toContain(SECRETS.STEGA_ADMIN_TOKEN);
+      if (name !== 'web') expect(text, name).not.toContain(SECRETS.STEGA_TOTP_KEY);
     }
   });
 
@@ -272,11 +292,21 @@ describe('deploy/compose.yaml and deploy/Dockerfile', () => {
       const user = new URL(environment.DATABASE_URL ?? '').username;
       expect(user, name).toBe(DATABASE_ROLES[name]);
       if (name === 'migrate') {
-        expect(environment.STEGA_APP_DB_PASSWORD).toBe(SECRETS.STEGA_APP_DB_PASSWORD);
+        for (const variable of ROLE_PASSWORD_VARIABLES) {
+          expect(environment[variable], variable).toBe(SECRETS[variable]);
+        }
       } else {
         expect(user, name).not.toBe(superuser);
         expect(Object.values(APP_ROLES), name).toContain(user);
-        expect(environment.STEGA_APP_DB_PASSWORD, name).toBeUndefined();
+        // a service knows its own role's password only, in its URL
+        for (const variable of ROLE_PASSWORD_VARIABLES) {
+          expect(environment[variable], name).toBeUndefined();
+        }
+        const text = JSON.stringify(environment);
+        for (const [role, password] of Object.entries(ROLE_PASSWORDS)) {
+          if (role !== user)
+            expect(text, `${name} knows ${role}'s password`).not.toContain(password);
+        }
       }
     }
   });
@@ -331,7 +361,9 @@ describe('deploy/compose.yaml and deploy/Dockerfile', () => {
       const environment = config.services[name]?.environment ?? {};
       const parsed = loadConfig(environment, '/app');
       const password =
-        name === 'migrate' ? SECRETS.POSTGRES_PASSWORD : SECRETS.STEGA_APP_DB_PASSWORD;
+        name === 'migrate'
+          ? SECRETS.POSTGRES_PASSWORD
+          : (ROLE_PASSWORDS[DATABASE_ROLES[name] as string] as string);
       expect(parsed.databaseUrl, name).toBe(
         `postgres://${DATABASE_ROLES[name]}:${password}@postgres:5432/stega`,
       );

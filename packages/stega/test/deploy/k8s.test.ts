@@ -12,17 +12,17 @@ import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { createTestDatabase } from '../../../../test-support/database.js';
+import { eventually } from '../../../../test-support/eventually.js';
 import { loadConfig } from '../../src/config.js';
 import { breachRecordDue } from '../../src/db/breaches.js';
 import { NOTIFICATIONS_QUEUE, SLA_GROUP } from '../../src/db/migrate.js';
 import { inTransaction } from '../../src/db/pool.js';
 import { type Manifest, podContainers, renderKustomization } from './kustomize.js';
-import { waitFor } from './processes.js';
 import { alertPolicyInsert, ticketsDueInsert } from './workload.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 const BASE = path.join(ROOT, 'deploy/k8s');
-const ROLES = ['web', 'jobs', 'ticker', 'notification-worker', 'sla-breach-worker'];
+const ROLES = ['web', 'jobs', 'ticker', 'notification-worker', 'sla-breach-worker', 'mail-in'];
 const HEALTHCHECK = ['node', '/app/packages/stega/bin/stega.js', 'healthcheck'];
 
 /** The model class (and its types' module, for the unknown-field check) of every kind used. */
@@ -130,6 +130,20 @@ describe('deploy/k8s (kustomize base)', () => {
     const port = deployment('web').spec.template.spec.containers[0].ports[0];
     expect(service.spec.ports[0].targetPort).toBe(port.name);
     expect(port.containerPort).toBe(Number(compose.services.web.environment.PORT));
+    // mail-in's SMTP listener behind its Service, on the port compose gives it
+    const smtp = find('Service', 'stega-mail-in');
+    const listener = deployment('mail-in').spec.template.spec.containers[0];
+    expect(
+      pick(deployment('mail-in').spec.template.metadata.labels, Object.keys(smtp.spec.selector)),
+    ).toEqual(smtp.spec.selector);
+    expect(smtp.spec.ports[0]).toMatchObject({ port: 25, targetPort: 'smtp' });
+    expect(listener.ports[0]).toEqual({
+      name: 'smtp',
+      containerPort: Number(compose.services['mail-in'].environment.INBOUND_SMTP_PORT),
+    });
+    expect(listener.env.find((e: Any) => e.name === 'INBOUND_SMTP_PORT')?.value).toBe(
+      compose.services['mail-in'].environment.INBOUND_SMTP_PORT,
+    );
   });
 
   it('checks health as compose does, and stops within the same grace period', () => {
@@ -168,8 +182,8 @@ describe('deploy/k8s (kustomize base)', () => {
 
   it('sets only variables the configuration knows, with values it accepts', () => {
     const data = find('ConfigMap', 'stega-config').data as Record<string, string>;
-    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-    for (const key of Object.keys(data)) expect(readme, key).toContain(`| \`${key}\``);
+    const reference = readFileSync(path.join(ROOT, 'docs/configuration.md'), 'utf8');
+    for (const key of Object.keys(data)) expect(reference, key).toContain(`| \`${key}\``);
     const config = loadConfig({ ...data, DATABASE_URL: 'postgres://app@db:5432/stega' }, '/app');
     expect(config.slaDeadIntervalSeconds).toBe(Number(data.SLA_DEAD_INTERVAL_SECONDS));
     expect(config.coopPageSize).toBe(Number(data.COOP_PAGE_SIZE));
@@ -180,23 +194,31 @@ describe('deploy/k8s (kustomize base)', () => {
     const secretOf = (object: Any, name: string) =>
       env(object).find((e) => e.name === name)?.valueFrom?.secretKeyRef;
     expect(secretOf(migrateJob, 'DATABASE_URL')).toEqual({ name: 'stega-db-owner', key: 'url' });
-    expect(secretOf(migrateJob, 'STEGA_APP_DB_PASSWORD')).toEqual({
-      name: 'stega-db-owner',
-      key: 'app-password',
-    });
-    // the same split as compose: stega_web, stega_worker, stega_ticker (README "Database roles")
+    // each role's own password, in the secret beside the URL its processes use
+    for (const role of ['web', 'mail', 'worker', 'ticker']) {
+      expect(secretOf(migrateJob, `STEGA_${role.toUpperCase()}_DB_PASSWORD`), role).toEqual({
+        name: `stega-db-${role}`,
+        key: 'password',
+      });
+    }
+    expect(secretOf(migrateJob, 'STEGA_APP_DB_PASSWORD')).toBeUndefined();
+    // the same split as compose: stega_web, stega_mail, stega_worker, stega_ticker (docs/operations.md, "Database roles")
     const databaseRole: Record<string, string> = {
       web: 'stega-db-web',
       jobs: 'stega-db-web',
       ticker: 'stega-db-ticker',
       'notification-worker': 'stega-db-worker',
       'sla-breach-worker': 'stega-db-worker',
+      'mail-in': 'stega-db-mail',
     };
     for (const role of ROLES) {
       const d = deployment(role);
       expect(secretOf(d, 'DATABASE_URL'), role).toEqual({ name: databaseRole[role], key: 'url' });
       expect(secretOf(d, 'STEGA_ADMIN_TOKEN'), role).toEqual(
         role === 'web' ? { name: 'stega-admin', key: 'token' } : undefined,
+      );
+      expect(secretOf(d, 'STEGA_TOTP_KEY'), role).toEqual(
+        role === 'web' ? { name: 'stega-admin', key: 'totp-key' } : undefined,
       );
     }
     // no secret value is written into a manifest: no plain value for a secret variable,
@@ -207,7 +229,12 @@ describe('deploy/k8s (kustomize base)', () => {
           [
             'DATABASE_URL',
             'STEGA_ADMIN_TOKEN',
+            'STEGA_TOTP_KEY',
             'STEGA_APP_DB_PASSWORD',
+            'STEGA_WEB_DB_PASSWORD',
+            'STEGA_MAIL_DB_PASSWORD',
+            'STEGA_WORKER_DB_PASSWORD',
+            'STEGA_TICKER_DB_PASSWORD',
             'SMTP_URL',
             'REPORT_WEBHOOK_SECRET',
           ].includes(e.name)
@@ -223,12 +250,13 @@ describe('deploy/k8s (kustomize base)', () => {
         'DATABASE_URL',
         'STEGA_ADMIN_TOKEN',
         'STEGA_APP_DB_PASSWORD',
+        'STEGA_WEB_DB_PASSWORD',
         'SMTP_URL',
         'REPORT_WEBHOOK_SECRET',
       ]).not.toContain(key);
     }
-    // every Secret the base reads is one the README tells how to create
-    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    // every Secret the base reads is one the operations guide tells how to create
+    const operations = readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8');
     const referenced = new Set<string>();
     JSON.stringify(objects, (key, value) => {
       if ((key === 'secretKeyRef' || key === 'secretRef') && value?.name)
@@ -241,6 +269,7 @@ describe('deploy/k8s (kustomize base)', () => {
     expect([...referenced].sort()).toEqual(
       [
         'stega-admin',
+        'stega-db-mail',
         'stega-db-metrics',
         'stega-db-owner',
         'stega-db-ticker',
@@ -249,7 +278,7 @@ describe('deploy/k8s (kustomize base)', () => {
         'stega-delivery',
       ].sort(),
     );
-    for (const name of referenced) expect(readme, name).toContain(`secret generic ${name}`);
+    for (const name of referenced) expect(operations, name).toContain(`secret generic ${name}`);
   });
 
   it('runs as non-root on a read-only root file system, like the image', () => {
@@ -268,7 +297,7 @@ describe('deploy/k8s (kustomize base)', () => {
   });
 
   it('scales: ticker and jobs stand by in pairs, one notification-worker, KEDA for the workers, disruption budgets', () => {
-    for (const role of ['ticker', 'jobs', 'web']) {
+    for (const role of ['ticker', 'jobs', 'web', 'mail-in']) {
       expect(deployment(role).spec.replicas, role).toBeGreaterThanOrEqual(2);
     }
     expect(deployment('notification-worker').spec.replicas).toBe(1);
@@ -292,7 +321,7 @@ describe('deploy/k8s (kustomize base)', () => {
     ]);
     // every replicated role has a budget whose selector picks exactly its pods
     const budgets = objects.filter((o) => o.kind === 'PodDisruptionBudget') as Any[];
-    for (const role of ['sla-breach-worker', 'ticker', 'jobs', 'web']) {
+    for (const role of ['sla-breach-worker', 'ticker', 'jobs', 'web', 'mail-in']) {
       const labels = deployment(role).spec.template.metadata.labels;
       const mine = budgets.filter((b) =>
         Object.entries(b.spec.selector.matchLabels).every(([k, v]) => labels[k] === v),
@@ -338,14 +367,13 @@ describe('deploy/k8s (kustomize base)', () => {
           ])
         ).rows[0]?.last_tick_id;
       const before = await last();
-      await waitFor(
+      await eventually(
         async () => {
           await db.pool.query('select pgque.ticker($1)', [NOTIFICATIONS_QUEUE]);
           return (await last()) !== before;
         },
         'a tick',
-        15_000,
-        50,
+        { timeoutMs: 15_000, intervalMs: 50 },
       );
     };
     const receive = async (member: string) => {

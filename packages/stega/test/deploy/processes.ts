@@ -123,23 +123,6 @@ export function parseLogs(output: string): Record<string, unknown>[] {
   return lines;
 }
 
-/** Polls `check` until it returns a truthy value (bounded), and returns that value. */
-export async function waitFor<T>(
-  check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
-  what: string,
-  timeoutMs = 60_000,
-  everyMs = 200,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}
-
 /** Whether a process with this pid exists (a zombie counts as gone only once reaped). */
 export function pidAlive(pid: number): boolean {
   try {

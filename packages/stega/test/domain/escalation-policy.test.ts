@@ -27,6 +27,14 @@ describe('escalation levels', () => {
     expect(paths).toContain('2.targets');
     expect(paths.some((p) => p.startsWith('3.targets.channels'))).toBe(true);
     expect(escalationLevelsSchema.safeParse([]).success).toBe(false);
+    // one minute is a minute, not "1 minutes"
+    const one = escalationLevelsSchema.safeParse([
+      { delay_minutes: 1, targets: { assignee: true } },
+      { delay_minutes: 1, targets: { team: true } },
+    ]);
+    expect(one.error?.issues.map((i) => i.message)).toEqual([
+      'must be later than level 0 (1 minute)',
+    ]);
     expect(
       escalationLevelsSchema.safeParse([{ delay_minutes: 1.5, targets: { assignee: true } }])
         .success,

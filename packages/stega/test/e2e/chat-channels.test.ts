@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
+import { eventually, PROCESS_PATIENCE } from '../../../../test-support/eventually.js';
 import {
   pagerDutyEventErrors,
   startPagerDutyReceiver,
@@ -9,7 +10,7 @@ import {
 import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import { createPool } from '../../src/db/pool.js';
 import { checkSlaBreaches } from '../../src/jobs/check-sla-breaches.js';
-import { eventually, startStega } from './stega-process.js';
+import { startStega } from './stega-process.js';
 
 const TICKETS = 6;
 const KEY = 'E2e0123456789abcdefABCDEF012345e';
@@ -80,12 +81,16 @@ describe('end to end: chat and on-call channels through the sla-breach-workers',
       TICKETS,
     );
 
-    await eventually(async () => {
-      const { rows } = await pool.query(
-        "select count(*) as n from stega.alert_deliveries where status = 'delivered'",
-      );
-      return Number(rows[0]?.n) === TICKETS * 3;
-    }, 'every delivery');
+    await eventually(
+      async () => {
+        const { rows } = await pool.query(
+          "select count(*) as n from stega.alert_deliveries where status = 'delivered'",
+        );
+        return Number(rows[0]?.n) === TICKETS * 3;
+      },
+      'every delivery',
+      PROCESS_PATIENCE,
+    );
     expect(slack.accepted).toHaveLength(TICKETS);
     expect(teams.accepted).toHaveLength(TICKETS);
     const triggers = pagerDuty.accepted.map((c) => c.json as Event);
@@ -109,12 +114,16 @@ describe('end to end: chat and on-call channels through the sla-breach-workers',
       (calls) =>
         calls.filter((c) => (c.json as Event).event_action === 'resolve').length >= TICKETS,
     );
-    await eventually(async () => {
-      const { rows } = await pool.query(
-        "select count(*) as n from stega.alert_deliveries where channel = 'pagerduty' and status = 'delivered'",
-      );
-      return Number(rows[0]?.n) === TICKETS * 2;
-    }, 'the resolves recorded delivered');
+    await eventually(
+      async () => {
+        const { rows } = await pool.query(
+          "select count(*) as n from stega.alert_deliveries where channel = 'pagerduty' and status = 'delivered'",
+        );
+        return Number(rows[0]?.n) === TICKETS * 2;
+      },
+      'the resolves recorded delivered',
+      PROCESS_PATIENCE,
+    );
     const resolves = pagerDuty.accepted
       .map((c) => c.json as Event)
       .filter((e) => e.event_action === 'resolve');

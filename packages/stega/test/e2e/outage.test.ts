@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
+import { eventually, PROCESS_PATIENCE } from '../../../../test-support/eventually.js';
 import {
   startPagerDutyReceiver,
   startSlackReceiver,
@@ -10,17 +11,7 @@ import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pool.js';
 import { checkSlaBreaches } from '../../src/jobs/check-sla-breaches.js';
 import { startHoldingReceiver } from '../ui/holding-webhook.js';
-import { eventually, startStega } from './stega-process.js';
-
-/** Polls `probe` until it returns a value (not undefined), and returns it. */
-async function until<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
-  let found: T | undefined;
-  await eventually(async () => {
-    found = await probe();
-    return found !== undefined;
-  }, what);
-  return found as T;
-}
+import { startStega } from './stega-process.js';
 
 /** Every delivery delay runs 50 times faster: 1 s -> 20 ms, 5 min -> 6 s, 24 h -> 29 min. */
 const SCALE = 0.02;
@@ -136,18 +127,26 @@ describe('delivery through outages: retries from the ledger, circuits, permanent
       webhooks: [{ url: holding.url('/hold') }],
     });
     await detect();
-    await eventually(async () => holding.heldCount() === 1, 'the held webhook call');
+    await eventually(
+      async () => holding.heldCount() === 1,
+      'the held webhook call',
+      PROCESS_PATIENCE,
+    );
     // the call has been hanging for a while: under the old delivery its transaction would
     // be open all that time, idle, with the ledger row locked
-    await eventually(async () => {
-      const { rows } = await pool.query(
-        `select id from stega.alert_deliveries
+    await eventually(
+      async () => {
+        const { rows } = await pool.query(
+          `select id from stega.alert_deliveries
           where ticket_id = $1 and channel = 'webhook' and status = 'sending'
             and last_attempt_at < now() - interval '1 second'`,
-        [ticketId],
-      );
-      return rows.length === 1;
-    }, 'a call hanging for a second');
+          [ticketId],
+        );
+        return rows.length === 1;
+      },
+      'a call hanging for a second',
+      PROCESS_PATIENCE,
+    );
     const { rows } = await pool.query(
       `select pid, state, query from pg_stat_activity
         where datname = current_database() and state like 'idle in transaction%'`,
@@ -165,19 +164,34 @@ describe('delivery through outages: retries from the ledger, circuits, permanent
       period_end: '2026-03-09T08:00:00Z',
     });
     expect(queued.status).toBe(202);
-    await eventually(async () => reportHolding.heldCount() === 1, 'the held report webhook call');
+    await eventually(
+      async () => reportHolding.heldCount() === 1,
+      'the held report webhook call',
+      PROCESS_PATIENCE,
+    );
+    // the call is in flight from here on (server clock)
+    const { rows: clock } = await pool.query('select clock_timestamp() as at');
+    const callInFlightAt = clock[0].at as Date;
     // the claim was committed before the call, and the call has been hanging for a second
-    await eventually(async () => {
-      const { rows } = await pool.query(
-        `select id from stega.report_deliveries
+    await eventually(
+      async () => {
+        const { rows } = await pool.query(
+          `select id from stega.report_deliveries
           where channel = 'webhook' and status = 'pending' and claim_token is not null
             and updated_at < now() - interval '1 second'`,
-      );
-      return rows.length === 1;
-    }, 'a report call hanging for a second');
+        );
+        return rows.length === 1;
+      },
+      'a report call hanging for a second',
+      PROCESS_PATIENCE,
+    );
+    // a transaction held across the call would have been idle since before it was in flight;
+    // one that is between two statements right now (a periodic job's) began after
     const { rows } = await pool.query(
       `select pid, state, query from pg_stat_activity
-        where datname = current_database() and state like 'idle in transaction%'`,
+        where datname = current_database() and state like 'idle in transaction%'
+          and state_change < $1`,
+      [callInFlightAt],
     );
     expect(rows).toEqual([]);
   });
@@ -189,21 +203,29 @@ describe('delivery through outages: retries from the ledger, circuits, permanent
     const downSince = Date.now();
     expect((await detect()).breaches).toBeGreaterThanOrEqual(ALERTS);
     // every alert tried and now waiting; the circuit opened
-    await eventually(async () => {
-      const { rows } = await pool.query(
-        `select count(*)::int as n from stega.alert_deliveries
+    await eventually(
+      async () => {
+        const { rows } = await pool.query(
+          `select count(*)::int as n from stega.alert_deliveries
           where ticket_id = any ($1::bigint[]) and channel = 'webhook' and status = 'retrying'`,
-        [tickets],
-      );
-      return rows[0]?.n === ALERTS;
-    }, 'every webhook delivery retrying');
-    await eventually(async () => {
-      const { rows } = await pool.query(
-        'select state from stega.delivery_endpoints where endpoint = $1',
-        [hook.url],
-      );
-      return rows[0]?.state === 'open';
-    }, 'the circuit open');
+          [tickets],
+        );
+        return rows[0]?.n === ALERTS;
+      },
+      'every webhook delivery retrying',
+      PROCESS_PATIENCE,
+    );
+    await eventually(
+      async () => {
+        const { rows } = await pool.query(
+          'select state from stega.delivery_endpoints where endpoint = $1',
+          [hook.url],
+        );
+        return rows[0]?.state === 'open';
+      },
+      'the circuit open',
+      PROCESS_PATIENCE,
+    );
     const during = await deliveriesOf(tickets[0] as number);
     expect(during.find((d) => d.channel === 'webhook')).toMatchObject({
       status: 'failed',
@@ -226,7 +248,11 @@ describe('delivery through outages: retries from the ledger, circuits, permanent
     );
 
     // the outage outlasts the old retry budget twice over, then the receiver returns
-    await eventually(async () => Date.now() - downSince > 2 * OLD_BUDGET_MS, 'the outage');
+    await eventually(
+      async () => Date.now() - downSince > 2 * OLD_BUDGET_MS,
+      'the outage',
+      PROCESS_PATIENCE,
+    );
     expect(await deadLetters()).toBe(0);
     const { rows: undelivered } = await pool.query(
       `select count(*)::int as n from stega.alert_deliveries
@@ -237,14 +263,18 @@ describe('delivery through outages: retries from the ledger, circuits, permanent
     expect(undelivered).toEqual([{ n: ALERTS }]);
     hook.up();
 
-    await eventually(async () => {
-      const { rows } = await pool.query(
-        `select count(*)::int as n from stega.alert_deliveries
+    await eventually(
+      async () => {
+        const { rows } = await pool.query(
+          `select count(*)::int as n from stega.alert_deliveries
           where ticket_id = any ($1::bigint[]) and status = 'delivered'`,
-        [tickets],
-      );
-      return rows[0]?.n === 2 * ALERTS;
-    }, 'every delivery after the receiver returned');
+          [tickets],
+        );
+        return rows[0]?.n === 2 * ALERTS;
+      },
+      'every delivery after the receiver returned',
+      PROCESS_PATIENCE,
+    );
     const counts = hook.countsByKey();
     const ours = hook.received.filter((call) => call.path === '/hook');
     expect(ours).toHaveLength(ALERTS);
@@ -264,10 +294,14 @@ describe('delivery through outages: retries from the ledger, circuits, permanent
       webhooks: [{ url: hook.urlOf('/gone') }],
     });
     await detect();
-    const webhook = await until(async () => {
-      const found = (await deliveriesOf(ticketId as number)).find((d) => d.channel === 'webhook');
-      return found?.state === 'failed_permanent' ? found : undefined;
-    }, 'the permanent failure');
+    const webhook = await eventually(
+      async () => {
+        const found = (await deliveriesOf(ticketId as number)).find((d) => d.channel === 'webhook');
+        return found?.state === 'failed_permanent' ? found : undefined;
+      },
+      'the permanent failure',
+      PROCESS_PATIENCE,
+    );
     expect(webhook).toMatchObject({
       status: 'failed',
       attempts: 1,
@@ -291,13 +325,17 @@ describe('delivery through outages: retries from the ledger, circuits, permanent
       },
     });
     await detect();
-    const deliveries = await until(async () => {
-      const all = await deliveriesOf(ticketId as number);
-      const fallbacks = all.filter((d) => d.fallback);
-      return fallbacks.length === 2 && fallbacks.every((d) => d.state === 'delivered')
-        ? all
-        : undefined;
-    }, 'the fallback deliveries');
+    const deliveries = await eventually(
+      async () => {
+        const all = await deliveriesOf(ticketId as number);
+        const fallbacks = all.filter((d) => d.fallback);
+        return fallbacks.length === 2 && fallbacks.every((d) => d.state === 'delivered')
+          ? all
+          : undefined;
+      },
+      'the fallback deliveries',
+      PROCESS_PATIENCE,
+    );
     expect(
       deliveries
         .filter((d) => d.fallback)
@@ -323,10 +361,14 @@ describe('delivery through outages: retries from the ledger, circuits, permanent
       fallback: { after_minutes: 1, email: ['nobody@outage.test'] },
     });
     await detect();
-    const fallback = await until(async () => {
-      const found = (await deliveriesOf(ticketId as number)).find((d) => d.fallback);
-      return found?.state === 'cancelled' ? found : undefined;
-    }, 'the fallback cancelled at its deadline');
+    const fallback = await eventually(
+      async () => {
+        const found = (await deliveriesOf(ticketId as number)).find((d) => d.fallback);
+        return found?.state === 'cancelled' ? found : undefined;
+      },
+      'the fallback cancelled at its deadline',
+      PROCESS_PATIENCE,
+    );
     expect(fallback).toMatchObject({ channel: 'email', recipient: 'nobody@outage.test' });
     const primary = (await deliveriesOf(ticketId as number)).find((d) => d.channel === 'webhook');
     expect(primary).toMatchObject({ state: 'delivered', fell_back_to: [] });
@@ -343,16 +385,24 @@ describe('delivery through outages: retries from the ledger, circuits, permanent
       fallback: { after_minutes: 1, slack: [{ url: fallbackUrl, label: '#support-leads' }] },
     });
     await detect();
-    const fallback = await until(async () => {
-      const found = (await deliveriesOf(ticketId as number)).find((d) => d.fallback);
-      return found?.state === 'delivered' ? found : undefined;
-    }, 'the fallback Slack message');
+    const fallback = await eventually(
+      async () => {
+        const found = (await deliveriesOf(ticketId as number)).find((d) => d.fallback);
+        return found?.state === 'delivered' ? found : undefined;
+      },
+      'the fallback Slack message',
+      PROCESS_PATIENCE,
+    );
     expect(fallback).toMatchObject({ channel: 'slack', recipient: fallbackUrl });
     // the workers go on retrying the primary: two more failed attempts, and no second message
     const attemptsOf = async () =>
       (await deliveriesOf(ticketId as number)).find((d) => !d.fallback)?.attempts ?? 0;
     const attempts = await attemptsOf();
-    await eventually(async () => (await attemptsOf()) >= attempts + 2, 'two more primary attempts');
+    await eventually(
+      async () => (await attemptsOf()) >= attempts + 2,
+      'two more primary attempts',
+      PROCESS_PATIENCE,
+    );
     expect(slack.calls.filter((c) => c.path === '/services/T1/B1/fallback-e2e')).toHaveLength(1);
     const primary = (await deliveriesOf(ticketId as number)).find((d) => !d.fallback);
     expect(primary?.fell_back_to).toEqual([`slack:${fallbackUrl}`]);
@@ -366,10 +416,14 @@ describe('delivery through outages: retries from the ledger, circuits, permanent
       fallback: { after_minutes: 1, pagerduty: [{ routing_key: key }] },
     });
     await detect();
-    const fallback = await until(async () => {
-      const found = (await deliveriesOf(ticketId as number)).find((d) => d.fallback);
-      return found?.state === 'cancelled' ? found : undefined;
-    }, 'the fallback page cancelled at its deadline');
+    const fallback = await eventually(
+      async () => {
+        const found = (await deliveriesOf(ticketId as number)).find((d) => d.fallback);
+        return found?.state === 'cancelled' ? found : undefined;
+      },
+      'the fallback page cancelled at its deadline',
+      PROCESS_PATIENCE,
+    );
     expect(fallback).toMatchObject({ channel: 'pagerduty', attempts: 0 });
     const primary = (await deliveriesOf(ticketId as number)).find((d) => !d.fallback);
     expect(primary).toMatchObject({ channel: 'slack', state: 'delivered', fell_back_to: [] });

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
+import { eventually, PROCESS_PATIENCE } from '../../../../test-support/eventually.js';
 import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import { startWebhookReceiver } from '../../../../test-support/webhook-receiver.js';
 import { breachRecordDue } from '../../src/db/breaches.js';
@@ -7,7 +8,7 @@ import { NOTIFICATIONS_QUEUE, SLA_GROUP } from '../../src/db/migrate.js';
 import { createPool, inTransaction } from '../../src/db/pool.js';
 import { checkSlaBreaches } from '../../src/jobs/check-sla-breaches.js';
 import { generateActivityReport } from '../../src/jobs/generate-activity-report.js';
-import { eventually, startStega } from './stega-process.js';
+import { startStega } from './stega-process.js';
 
 const TICKETS = 24;
 
@@ -77,12 +78,16 @@ describe('end to end: stega start with two sla-breach-worker processes', async (
     const later = new Date(Date.now() + 6 * 60_000);
     expect((await checkSlaBreaches(pool, later)).breaches).toBe(TICKETS);
 
-    await eventually(async () => {
-      const { rows } = await pool.query(
-        "select count(*) as n from stega.alert_deliveries where status = 'delivered'",
-      );
-      return Number(rows[0]?.n) === TICKETS * 3;
-    }, 'every delivery');
+    await eventually(
+      async () => {
+        const { rows } = await pool.query(
+          "select count(*) as n from stega.alert_deliveries where status = 'delivered'",
+        );
+        return Number(rows[0]?.n) === TICKETS * 3;
+      },
+      'every delivery',
+      PROCESS_PATIENCE,
+    );
 
     const breaches = await stega.api<{
       items: {
@@ -122,13 +127,17 @@ describe('end to end: stega start with two sla-breach-worker processes', async (
     );
     await pool.query('select pgque.force_next_tick($1)', [NOTIFICATIONS_QUEUE]);
     await pool.query('select pgque.ticker($1)', [NOTIFICATIONS_QUEUE]);
-    await eventually(async () => {
-      const { rows } = await pool.query(
-        'select dl_reason from pgque.dlq_inspect($1) d join pgque.consumer c on c.co_id = d.dl_consumer_id where c.co_name = $2',
-        [NOTIFICATIONS_QUEUE, SLA_GROUP],
-      );
-      return rows.length === 1;
-    }, 'the dead letter');
+    await eventually(
+      async () => {
+        const { rows } = await pool.query(
+          'select dl_reason from pgque.dlq_inspect($1) d join pgque.consumer c on c.co_id = d.dl_consumer_id where c.co_name = $2',
+          [NOTIFICATIONS_QUEUE, SLA_GROUP],
+        );
+        return rows.length === 1;
+      },
+      'the dead letter',
+      PROCESS_PATIENCE,
+    );
     const ticket = await stega.api<{ id: number }>('POST', '/api/tickets', {
       subject: 'after the bad event',
       requester_name: 'Requester',
@@ -138,13 +147,17 @@ describe('end to end: stega start with two sla-breach-worker processes', async (
     });
     await inTransaction(pool, (tx) => breachRecordDue(tx, new Date(Date.now() + 6 * 60_000), 100));
     await pool.query('select pgque.ticker($1)', [NOTIFICATIONS_QUEUE]);
-    await eventually(async () => {
-      const { rows } = await pool.query(
-        "select count(*) as n from stega.alert_deliveries where ticket_id = $1 and status = 'delivered'",
-        [ticket.body.id],
-      );
-      return Number(rows[0]?.n) === 3;
-    }, 'delivery after the invalid event');
+    await eventually(
+      async () => {
+        const { rows } = await pool.query(
+          "select count(*) as n from stega.alert_deliveries where ticket_id = $1 and status = 'delivered'",
+          [ticket.body.id],
+        );
+        return Number(rows[0]?.n) === 3;
+      },
+      'delivery after the invalid event',
+      PROCESS_PATIENCE,
+    );
   });
 
   it('delivers the weekly report by email through the notification-worker', async () => {
@@ -157,7 +170,7 @@ describe('end to end: stega start with two sla-breach-worker processes', async (
     expect(id).not.toBeNull();
     const ours = () =>
       smtp.messages.filter((m) => m.header('message-id')?.startsWith(`<report-${id}-`));
-    await eventually(async () => ours().length > 0, 'the report email');
+    await eventually(async () => ours().length > 0, 'the report email', PROCESS_PATIENCE);
     expect(ours()).toHaveLength(1);
     expect(ours()[0]?.to).toEqual(['boss@e2e.test']);
     expect(ours()[0]?.raw).toMatch(/tickets created:\s+25/);

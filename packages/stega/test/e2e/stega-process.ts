@@ -20,25 +20,29 @@ export interface StegaProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Runs `stega <command>` from source (tsx) as a real process; stops it with SIGINT. */
+/**
+ * Runs `stega <command>` from source (tsx) as a real process; stops it with SIGINT. It
+ * listens on `env.PORT` when given (a test that must know its address first, e.g. for
+ * STEGA_PUBLIC_URL), else on a free port.
+ */
 export async function startStega(
   command: string[],
   env: Record<string, string>,
 ): Promise<StegaProcess> {
-  const port = await freePort();
+  const port = env.PORT ? Number(env.PORT) : await freePort();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'stega-e2e-'));
   const token = 'e2e-admin-token-0123456789abcdefgh';
   let output = '';
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', MAIN, ...command], {
     env: {
       ...process.env,
-      PORT: String(port),
       HOST: '127.0.0.1',
       STEGA_DATA_DIR: dataDir,
       STEGA_ADMIN_TOKEN: token,
       LOG_LEVEL: 'info',
       WEBHOOK_ALLOWED_NETWORKS: RECEIVER_NETWORKS,
       ...env,
+      PORT: String(port),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -89,17 +93,4 @@ export async function startStega(
       });
     },
   };
-}
-
-/** Polls `check` until it returns true (bounded); no fixed sleeps. */
-export async function eventually(
-  check: () => Promise<boolean>,
-  what: string,
-  timeoutMs = 60_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
 }

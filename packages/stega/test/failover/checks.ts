@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
+import { eventually, PROCESS_PATIENCE } from '../../../../test-support/eventually.js';
 import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
-import { waitFor } from '../deploy/processes.js';
 import {
   consumers,
   type FailoverRun,
@@ -139,11 +139,11 @@ export async function processesCheck(run: FailoverRun): Promise<Record<string, u
   );
   expect(Number(listening.rows[0]?.n)).toBeGreaterThanOrEqual(listeners.length);
 
-  await waitFor(
+  await eventually(
     async () =>
       (await consumers(run.pool)).find((c) => c.name === NOTIFICATION_CONSUMER)?.pending === 0,
     'the notification-worker to consume past the promotion',
-    30_000,
+    { ...PROCESS_PATIENCE, timeoutMs: 30_000 },
   );
   expect(run.jobAfterPromotion).toBe(true);
   expect(run.healthAfterPromotion).toBe(200);

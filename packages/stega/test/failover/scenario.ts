@@ -2,6 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import type pg from 'pg';
+import { eventually, PROCESS_PATIENCE } from '../../../../test-support/eventually.js';
 import { freePort } from '../../../../test-support/postgres-server.js';
 import {
   type ReplicatedPair,
@@ -19,7 +20,7 @@ import {
 } from '../../src/db/migrate.js';
 import { createPool, inTransaction } from '../../src/db/pool.js';
 import { postgresUser, reachableBase } from '../../src/db/postgres-server.js';
-import { killAllChildren, type StegaChild, spawnStega, waitFor } from '../deploy/processes.js';
+import { killAllChildren, type StegaChild, spawnStega } from '../deploy/processes.js';
 import { type AlertPolicy, alertPolicyInsert, ticketsDueInsert } from '../deploy/workload.js';
 
 export const MEMBERS = ['w1', 'w2'];
@@ -123,7 +124,7 @@ export async function runFailover(synchronous: boolean): Promise<FailoverRun> {
   };
 
   try {
-    await waitFor(
+    await eventually(
       async () => {
         const { rows } = await pool.query(
           "select count(*)::int as n from pgque.get_consumer_info($1) where consumer_name like $2 || '.%'",
@@ -137,7 +138,7 @@ export async function runFailover(synchronous: boolean): Promise<FailoverRun> {
         );
       },
       'every process to be up',
-      90_000,
+      { ...PROCESS_PATIENCE, timeoutMs: 90_000 },
     ).catch((error) => {
       throw new Error(
         `${(error as Error).message}\n${processes.map((p) => `${p.command}:\n${p.output().slice(-2000)}`).join('\n')}`,
@@ -229,7 +230,7 @@ export async function runFailover(synchronous: boolean): Promise<FailoverRun> {
     await sleep(DUE_AFTER_MS + 200);
     const marker = Date.now();
     await pool.query("select graphile_worker.add_job('check_sla_breaches', '{}'::json)");
-    const jobAfterPromotion = await waitFor(
+    const jobAfterPromotion = await eventually(
       async () => {
         const { rows } = await pool.query(
           "select count(*)::int as n from stega.pipeline_log where kind = 'job_run' and at >= $1 and details->>'task' = 'check_sla_breaches'",
@@ -238,9 +239,9 @@ export async function runFailover(synchronous: boolean): Promise<FailoverRun> {
         return Number(rows[0]?.n) > 0;
       },
       'a check_sla_breaches job queued after the promotion to run',
-      30_000,
+      { ...PROCESS_PATIENCE, timeoutMs: 30_000 },
     ).catch(() => false);
-    await waitFor(
+    await eventually(
       async () => {
         const { rows } = await pool.query(
           `select (select count(*) from stega.sla_breaches)::int as breaches,
@@ -252,8 +253,7 @@ export async function runFailover(synchronous: boolean): Promise<FailoverRun> {
         );
       },
       'every breach to have its three deliveries',
-      90_000,
-      500,
+      { timeoutMs: 90_000, intervalMs: 500 },
     );
 
     const webhooks = hook.received.map((call) => {

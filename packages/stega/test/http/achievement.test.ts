@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { reportFiguresCompute } from '../../src/db/reports.js';
 import { checkSlaBreaches } from '../../src/jobs/check-sla-breaches.js';
-import { startTestApp } from './app-fixture.js';
+import { ADMIN_TOKEN, startTestApp } from './app-fixture.js';
 
 const T0 = '2026-03-02T09:00:00Z';
 const at = (minutes: number) => new Date(new Date(T0).getTime() + minutes * 60_000);
@@ -21,9 +21,14 @@ const iso = (minutes: number) => at(minutes).toISOString();
  */
 describe('SLA achievement', async () => {
   const t = await startTestApp(T0);
-  const post = async (url: string, payload: Record<string, unknown>, minutes?: number) => {
+  const post = async (
+    url: string,
+    payload: Record<string, unknown>,
+    minutes?: number,
+    token = ADMIN_TOKEN,
+  ) => {
     if (minutes !== undefined) t.clock.set(at(minutes));
-    const response = await t.admin({ method: 'POST', url, payload });
+    const response = await t.as(token, { method: 'POST', url, payload });
     expect(response.status, `${url} ${JSON.stringify(response.body)}`).toBeLessThan(300);
     return response.body;
   };
@@ -35,6 +40,12 @@ describe('SLA achievement', async () => {
   const teamA = await post('/api/teams', { name: 'A' });
   const teamB = await post('/api/teams', { name: 'B' });
   const agent = await post('/api/agents', { name: 'Eva Luz', email: 'eva@example.test' });
+  // customer replies come through an integration (a mail relay), the only writer as the requester
+  const relay = await post('/api/tokens', {
+    name: 'mail relay',
+    role: 'integration',
+    scopes: ['comments:requester'],
+  });
   const targets = (fr: number, res: number, nr: number | null) => ({
     first_response_minutes: fr,
     resolution_minutes: res,
@@ -75,7 +86,12 @@ describe('SLA achievement', async () => {
   const reply = (id: number, minutes: number) =>
     post(`/api/tickets/${id}/comments`, { body: 'on it', agent_id: agent.id }, minutes);
   const requester = (id: number, minutes: number) =>
-    post(`/api/tickets/${id}/comments`, { body: 'and?', from_requester: true }, minutes);
+    post(
+      `/api/tickets/${id}/comments`,
+      { body: 'and?', from_requester: true },
+      minutes,
+      relay.token,
+    );
   const move = (id: number, minutes: number, status: string) =>
     post(`/api/tickets/${id}/transitions`, { status }, minutes);
 

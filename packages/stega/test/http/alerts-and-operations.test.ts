@@ -215,10 +215,12 @@ describe('breaches, alerts, reports and operations through the HTTP API', async 
        values ($1, 'email', 'boss@example.test', 'delivered', 1, '2026-03-02T08:01:00Z', 'notification_worker')`,
       [reportId],
     );
-    const list = await t.as(anaToken, { method: 'GET', url: '/api/reports' });
+    // the stored reports cover every team: supervisors and admins read them, agents do not
+    expect((await t.as(anaToken, { method: 'GET', url: '/api/reports' })).status).toBe(403);
+    const list = await t.admin({ method: 'GET', url: '/api/reports' });
     expect(list.body.items).toHaveLength(1);
     expect(list.body.items[0].data).toMatchObject({ created: 3, breached: 2 });
-    const one = await t.as(anaToken, { method: 'GET', url: `/api/reports/${reportId}` });
+    const one = await t.admin({ method: 'GET', url: `/api/reports/${reportId}` });
     expect(one.body.deliveries).toEqual([
       {
         channel: 'email',

@@ -3,7 +3,7 @@ import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
 import { slaBreachedEvent } from '../../src/events.js';
 import { checkSlaBreaches } from '../../src/jobs/check-sla-breaches.js';
 import { publishedEvents } from '../support/fixtures.js';
-import { startTestApp } from './app-fixture.js';
+import { ADMIN_TOKEN, startTestApp } from './app-fixture.js';
 
 const T0 = '2026-03-02T09:00:00Z';
 const at = (minutes: number) => new Date(new Date(T0).getTime() + minutes * 60_000);
@@ -33,6 +33,12 @@ describe('the next-reply SLA clock', async () => {
     url: '/api/agents',
     payload: { name: 'Dora Reis', email: 'dora@example.test' },
   });
+  // customer replies come through an integration (a mail relay), the only writer as the requester
+  const relay = await t.admin({
+    method: 'POST',
+    url: '/api/tokens',
+    payload: { name: 'mail relay', role: 'integration', scopes: ['comments:requester'] },
+  });
 
   const ticketAt = async (minutes: number, payload: Record<string, unknown> = {}) => {
     t.clock.set(at(minutes));
@@ -53,7 +59,8 @@ describe('the next-reply SLA clock', async () => {
   };
   const comment = async (id: number, minutes: number, payload: Record<string, unknown>) => {
     t.clock.set(at(minutes));
-    const response = await t.admin({
+    const token = payload.from_requester ? relay.body.token : ADMIN_TOKEN;
+    const response = await t.as(token, {
       method: 'POST',
       url: `/api/tickets/${id}/comments`,
       payload: { body: 'text', ...payload },
@@ -155,6 +162,35 @@ describe('the next-reply SLA clock', async () => {
     expect(await alertsOf(id)).toEqual([`breach ${iso(100)}`, `warning ${iso(100)}`]);
   });
 
+  it('shows in the tickets list: none before a requester reply, counting after it, stopped by the answer', async () => {
+    const id = await ticketAt(0, { subject: 'Listed next reply' });
+    const listed = async () =>
+      (await t.admin({ method: 'GET', url: '/api/tickets?limit=500' })).body.items.find(
+        (item: { id: number }) => item.id === id,
+      );
+    expect(await listed()).toMatchObject({
+      next_reply_state: null,
+      next_reply_due_at: null,
+      next_reply_stopped_at: null,
+    });
+    await agentReply(id, 5);
+    await requesterReply(id, 10);
+    expect(await listed()).toMatchObject({
+      next_reply_state: 'running',
+      next_reply_due_at: iso(40),
+      next_reply_stopped_at: null,
+    });
+    // warned at risk before its due time (the policy's default thresholds)
+    t.clock.set(at(39));
+    expect((await listed()).at_risk).toBe(true);
+    await agentReply(id, 39);
+    expect(await listed()).toMatchObject({
+      next_reply_state: 'stopped',
+      next_reply_stopped_at: iso(39),
+      at_risk: false,
+    });
+  });
+
   it('has no clock under a policy without a next-reply target', async () => {
     const id = await ticketAt(300, { requester_org: 'Other Co' });
     await agentReply(id, 301);
@@ -164,7 +200,7 @@ describe('the next-reply SLA clock', async () => {
 
   it('refuses a requester comment that names an agent or is internal', async () => {
     const id = await ticketAt(400);
-    const response = await t.admin({
+    const response = await t.as(relay.body.token, {
       method: 'POST',
       url: `/api/tickets/${id}/comments`,
       payload: { body: 'x', from_requester: true, agent_id: agent.body.id, public_reply: false },

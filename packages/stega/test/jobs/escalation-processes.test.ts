@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
+import { eventually, PROCESS_PATIENCE } from '../../../../test-support/eventually.js';
 import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import {
   RECEIVER_NETWORKS,
@@ -15,7 +16,7 @@ import { escalationLevelsSchema } from '../../src/domain/escalation-policy.js';
 import { createEscalationPolicy } from '../../src/services/escalations.js';
 import { updatePolicy } from '../../src/services/policies.js';
 import { createTicket } from '../../src/services/tickets.js';
-import { killAllChildren, type StegaChild, spawnStega, waitFor } from '../deploy/processes.js';
+import { killAllChildren, type StegaChild, spawnStega } from '../deploy/processes.js';
 import { mailBodyOf, publishedEvents } from '../support/fixtures.js';
 import { deadlineFixture } from './deadline-fixture.js';
 
@@ -75,7 +76,11 @@ describe('escalation chain, real runners and workers', async () => {
 
   const start = async (command: string, ready: string): Promise<StegaChild> => {
     const child = spawnStega([command], env);
-    await waitFor(() => child.logs().some((line) => line.msg === ready), `${command} to start`);
+    await eventually(
+      () => child.logs().some((line) => line.msg === ready),
+      `${command} to start`,
+      PROCESS_PATIENCE,
+    );
     return child;
   };
   const keysAt = (suffix: string) =>
@@ -101,15 +106,19 @@ describe('escalation chain, real runners and workers', async () => {
     });
     const due = new Date(created.clocks.find((c) => c.kind === 'first_response')?.due_at as Date);
     // level 0: its webhook and the assignee's email, delivered and recorded
-    await waitFor(async () => {
-      const { rows } = await pool.query(
-        `select count(*)::int as n from stega.alert_deliveries
+    await eventually(
+      async () => {
+        const { rows } = await pool.query(
+          `select count(*)::int as n from stega.alert_deliveries
           where alert_type = 'escalation' and ticket_id = $1 and status = 'delivered'
             and channel in ('webhook', 'email')`,
-        [created.id],
-      );
-      return rows[0]?.n === 2;
-    }, 'level 0 delivered');
+          [created.id],
+        );
+        return rows[0]?.n === 2;
+      },
+      'level 0 delivered',
+      PROCESS_PATIENCE,
+    );
     expect(keysAt('/level-0')).toHaveLength(1);
     const mail = smtp.messages.find((m) => m.to.includes('ana@example.test'));
     expect(mailBodyOf(mail?.raw ?? '')).toContain('https://help.example.test/acknowledge?token=');
@@ -122,7 +131,10 @@ describe('escalation chain, real runners and workers', async () => {
     worker1.signal('SIGKILL');
     await Promise.all([runnerA.exited, worker1.exited]);
 
-    await waitFor(() => keysAt('/level-1').length > 0, 'level 1 delivered', 60_000, 50);
+    await eventually(() => keysAt('/level-1').length > 0, 'level 1 delivered', {
+      timeoutMs: 60_000,
+      intervalMs: 50,
+    });
     const { rows: firings } = await pool.query(
       'select level, fire_at, fired_at from stega.escalation_firings where ticket_id = $1 order by level',
       [created.id],
@@ -139,14 +151,18 @@ describe('escalation chain, real runners and workers', async () => {
     await start('jobs', 'jobs runner started');
     // it checks at start (catch-up); and one more check is asked for
     await pool.query(`select graphile_worker.add_job('check_sla_breaches', '{}'::json)`);
-    await waitFor(async () => {
-      const { rows } = await pool.query(
-        `select count(*)::int as n from stega.pipeline_log
+    await eventually(
+      async () => {
+        const { rows } = await pool.query(
+          `select count(*)::int as n from stega.pipeline_log
           where kind = 'job_run' and details->>'task' = 'check_sla_breaches' and at > $1`,
-        [restartedAt],
-      );
-      return (rows[0]?.n ?? 0) >= 1;
-    }, 'a check after the restart');
+          [restartedAt],
+        );
+        return (rows[0]?.n ?? 0) >= 1;
+      },
+      'a check after the restart',
+      PROCESS_PATIENCE,
+    );
 
     const again = await pool.query(
       'select level from stega.escalation_firings where ticket_id = $1 order by level',
@@ -176,5 +192,5 @@ describe('escalation chain, real runners and workers', async () => {
       /^https:\/\/help\.example\.test\/acknowledge\?token=/,
     );
     await runnerB.stop();
-  });
+  }, 300_000); // processes on a loaded machine: each wait above has its own patience
 });

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
+import { alertTargetsLoad, inAppRecipientsOf } from '../../src/db/alert-targets.js';
 import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pool.js';
 import { slaNextInstant } from '../../src/db/sla-deadline.js';
@@ -9,6 +10,7 @@ import {
 } from '../../src/domain/escalation-policy.js';
 import { slaAcknowledgedEvent, slaEscalatedEvent } from '../../src/events.js';
 import { checkSlaBreaches } from '../../src/jobs/check-sla-breaches.js';
+import { deactivateAgent, reactivateAgent } from '../../src/services/agents.js';
 import type { Actor, ServiceContext } from '../../src/services/context.js';
 import {
   acknowledgeAsActor,
@@ -134,6 +136,19 @@ describe('escalation chains', async () => {
       at(ticket.due, 30).getTime(),
       at(ticket.due, 120).getTime(),
     ]);
+    // each level's firing is in the ticket's activity, with whom it alerted
+    const { rows: fired } = await pool.query(
+      `select at, details from stega.ticket_activity
+        where ticket_id = $1 and action = 'escalation_level_fired' order by id`,
+      [ticket.id],
+    );
+    expect(fired.map((r) => [r.at.getTime(), r.details.level, r.details.levels])).toEqual([
+      [ticket.due.getTime(), 0, 3],
+      [at(ticket.due, 30).getTime(), 1, 3],
+      [at(ticket.due, 120).getTime(), 2, 3],
+    ]);
+    expect(fired.every((r) => r.details.kind === 'first_response')).toBe(true);
+    expect(fired.map((r) => r.details.agent_names.length)).toEqual([1, 1, 1]);
   });
 
   it('stops at acknowledgement: no later level fires; who and when are on the ticket', async () => {
@@ -274,6 +289,31 @@ describe('escalation chains', async () => {
       expect(await listTicketEscalations(ctx, ticket.id)).toEqual([]);
     } finally {
       await updatePolicy(ctx, sla.id, { escalation_policy_id: escalation.id });
+    }
+  });
+  it('leaves a deactivated agent out of every target: the level, the team, the assignee', async () => {
+    clock.set('2026-03-05T09:00:00Z');
+    const ticket = await newTicket();
+    await check(ticket.due); // the breach and level 0 (the assignee, still active)
+    await deactivateAgent(ctx, lead);
+    await deactivateAgent(ctx, manager);
+    await deactivateAgent(ctx, assignee);
+    try {
+      await check(at(ticket.due, 30)); // level 1: the team lead, gone
+      await check(at(ticket.due, 120)); // level 2: the manager, gone; its email channel stays
+      expect((await firingsOf(ticket.id)).map((f) => f.agents.map((a) => a.id))).toEqual([
+        [assignee],
+        [],
+        [],
+      ]);
+      // a breach alert of a ticket assigned to someone who left goes to the active team members
+      const targets = await alertTargetsLoad(pool, ticket.id);
+      expect(targets).toMatchObject({ assigneeId: null, assigneeEmail: null, teamLeadEmail: null });
+      expect(inAppRecipientsOf(targets as NonNullable<typeof targets>)).toEqual([
+        { recipient: `agent:${member}`, agentId: member },
+      ]);
+    } finally {
+      for (const id of [lead, manager, assignee]) await reactivateAgent(ctx, id);
     }
   });
 });

@@ -3,11 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
+import { eventually, PROCESS_PATIENCE } from '../../../../test-support/eventually.js';
 import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pool.js';
 import { transitionTicket } from '../../src/services/ticket-transitions.js';
 import { getTicket } from '../../src/services/ticket-views.js';
-import { killAllChildren, type StegaChild, spawnStega, waitFor } from '../deploy/processes.js';
+import { killAllChildren, type StegaChild, spawnStega } from '../deploy/processes.js';
 import { publishedEvents } from '../support/fixtures.js';
 import { deadlineFixture } from './deadline-fixture.js';
 
@@ -45,9 +46,10 @@ describe('detection at the deadline, real jobs runners', async () => {
   };
   const startRunner = async (): Promise<{ child: StegaChild; startedAt: number }> => {
     const child = spawnStega(['jobs'], env);
-    await waitFor(
+    await eventually(
       () => child.logs().some((line) => line.msg === 'jobs runner started'),
       'the jobs runner to start',
+      PROCESS_PATIENCE,
     );
     return { child, startedAt: Date.now() };
   };
@@ -59,13 +61,20 @@ describe('detection at the deadline, real jobs runners', async () => {
     await first.child.exited;
     const killedAt = Date.now();
     const due = new Date(ticket.created_at).getTime() + 60_000;
-    await waitFor(() => Date.now() > due + 2000, 'the deadline to pass', 30_000, 100);
+    await eventually(() => Date.now() > due + 2000, 'the deadline to pass', {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
     expect(await breachesOf([ticket.id])).toHaveLength(0); // nobody was running
     const second = await startRunner();
-    const [breach] = await waitFor(async () => {
-      const rows = await breachesOf([ticket.id]);
-      return rows.length > 0 ? rows : null;
-    }, 'the breach after the restart');
+    const [breach] = await eventually(
+      async () => {
+        const rows = await breachesOf([ticket.id]);
+        return rows.length > 0 ? rows : null;
+      },
+      'the breach after the restart',
+      PROCESS_PATIENCE,
+    );
     expect(breach?.due_at.getTime()).toBe(due);
     expect(breach?.detected_at.getTime()).toBeGreaterThan(killedAt);
     console.log(
@@ -79,10 +88,14 @@ describe('detection at the deadline, real jobs runners', async () => {
     const ids = await Promise.all(
       Array.from({ length: 30 }, () => newTicket(ctx).then((t) => t.id)),
     );
-    const rows = await waitFor(async () => {
-      const found = await breachesOf(ids);
-      return found.length >= ids.length ? found : null;
-    }, 'every breach');
+    const rows = await eventually(
+      async () => {
+        const found = await breachesOf(ids);
+        return found.length >= ids.length ? found : null;
+      },
+      'every breach',
+      PROCESS_PATIENCE,
+    );
     expect(new Set(rows.map((row) => row.ticket_id)).size).toBe(ids.length);
     const late = rows.map((row) => row.detected_at.getTime() - row.due_at.getTime());
     expect(Math.min(...late)).toBeGreaterThanOrEqual(0);
@@ -101,18 +114,21 @@ describe('detection at the deadline, real jobs runners', async () => {
     const ticket = await newTicket(ctx); // due in 10 s, unless paused
     await transitionTicket(ctx, admin, ticket.id, 'waiting');
     const pausedAt = Date.now();
-    await waitFor(() => Date.now() - pausedAt >= 31_000, 'half a minute of waiting', 60_000, 250);
+    await eventually(() => Date.now() - pausedAt >= 31_000, 'half a minute of waiting', {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    });
     await transitionTicket(ctx, admin, ticket.id, 'in_progress');
     const clock = (await getTicket(ctx, ticket.id)).clocks.find((c) => c.kind === 'first_response');
     const due = new Date(clock?.due_at ?? 0).getTime();
     expect(due - new Date(ticket.created_at).getTime()).toBe(120_000);
-    const [breach] = await waitFor(
+    const [breach] = await eventually(
       async () => {
         const found = await breachesOf([ticket.id]);
         return found.length > 0 ? found : null;
       },
       'the breach at the recomputed instant',
-      90_000,
+      { ...PROCESS_PATIENCE, timeoutMs: 90_000 },
     );
     expect(breach?.due_at.getTime()).toBe(due);
     expect((breach?.detected_at.getTime() ?? 0) - due).toBeGreaterThanOrEqual(0);

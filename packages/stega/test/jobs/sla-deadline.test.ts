@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
+import { eventually } from '../../../../test-support/eventually.js';
 import { loadConfig } from '../../src/config.js';
 import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pool.js';
@@ -62,20 +63,18 @@ describe('detection at the deadline', async () => {
     table: Alert['table'],
     kind: string,
     dueAt?: Date,
-  ): Promise<Alert> => {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const found = (await alertsOf(ticketId)).find(
-        (a) =>
-          a.table === table &&
-          a.kind === kind &&
-          (dueAt === undefined || a.due_at.getTime() === dueAt.getTime()),
-      );
-      if (found) return found;
-      if (Date.now() > deadline) throw new Error(`no ${table} ${kind} for ticket ${ticketId}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  };
+  ): Promise<Alert> =>
+    eventually(
+      async () =>
+        (await alertsOf(ticketId)).find(
+          (a) =>
+            a.table === table &&
+            a.kind === kind &&
+            (dueAt === undefined || a.due_at.getTime() === dueAt.getTime()),
+        ),
+      `the ${table} ${kind} of ticket ${ticketId}`,
+      { intervalMs: 50 },
+    );
   /** How late the alert was detected after its instant (or after `since`, when later). */
   const lateness = (alert: Alert, since = 0) =>
     alert.detected_at.getTime() - Math.max(alert.due_at.getTime(), since);

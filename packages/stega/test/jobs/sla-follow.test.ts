@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
+import { eventually } from '../../../../test-support/eventually.js';
 import { loadConfig } from '../../src/config.js';
 import type { ActivityRow } from '../../src/db/activity.js';
 import { calendarInsert } from '../../src/db/calendars.js';
@@ -105,29 +106,27 @@ describe('running clocks follow edits, with runners', async () => {
   const { admin, behind, policy, calendar, highTicket } = await followWorld(pool, startOfFirst);
   runners.push(await startJobs(loadConfig({}), pool, logger, undefined, NO_SLA_CRON));
 
-  const waitFor = async <T>(what: string, find: () => Promise<T | undefined>): Promise<T> => {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const found = await find();
-      if (found !== undefined) return found;
-      if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  };
   const breachOf = (ticketId: number, kind: string, dueAt: Date) =>
-    waitFor(`the ${kind} breach of ticket ${ticketId}`, async () => {
-      const { rows } = await pool.query(
-        `select due_at, detected_at from stega.sla_breaches
-          where ticket_id = $1 and kind = $2 and due_at = $3`,
-        [ticketId, kind, dueAt],
-      );
-      return rows[0] as { due_at: Date; detected_at: Date } | undefined;
-    });
+    eventually(
+      async () => {
+        const { rows } = await pool.query(
+          `select due_at, detected_at from stega.sla_breaches
+            where ticket_id = $1 and kind = $2 and due_at = $3`,
+          [ticketId, kind, dueAt],
+        );
+        return rows[0] as { due_at: Date; detected_at: Date } | undefined;
+      },
+      `the ${kind} breach of ticket ${ticketId}`,
+      { intervalMs: 50 },
+    );
   const entryOf = (ticketId: number, action: string, kind: string) =>
-    waitFor(`${action} of ${kind} on ticket ${ticketId}`, async () =>
-      (await followEntries(behind(0), ticketId)).find(
-        (e) => e.action === action && e.details.kind === kind,
-      ),
+    eventually(
+      async () =>
+        (await followEntries(behind(0), ticketId)).find(
+          (e) => e.action === action && e.details.kind === kind,
+        ),
+      `${action} of ${kind} on ticket ${ticketId}`,
+      { intervalMs: 50 },
     );
 
   it('moves a running clock when its calendar is edited, logs it, and breaches at the new instant', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
+import { eventually } from '../../../../test-support/eventually.js';
 import { loadConfig } from '../../src/config.js';
 import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pool.js';
@@ -68,16 +69,17 @@ describe('warning thresholds at their instants, two runners', async () => {
     ]);
     expect(clock?.warn_at).toEqual(new Date(created + 54_000));
 
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const { rows } = await pool.query(
-        `select 1 from stega.sla_breaches where ticket_id = $1 and kind = 'first_response'`,
-        [ticket.id],
-      );
-      if (rows.length > 0) break;
-      if (Date.now() > deadline) throw new Error('no breach');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await eventually(
+      async () => {
+        const { rows } = await pool.query(
+          `select 1 from stega.sla_breaches where ticket_id = $1 and kind = 'first_response'`,
+          [ticket.id],
+        );
+        return rows.length > 0;
+      },
+      'the first-response breach',
+      { intervalMs: 50 },
+    );
     const warnings = (await warningsOf(pool, ticket.id)).filter((w) => w.kind === 'first_response');
     expect(warnings.map((w) => [w.threshold, w.warn_at])).toEqual([
       [0.9, new Date(created + 54_000)],

@@ -1,12 +1,14 @@
-import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
+import { eventually, PROCESS_PATIENCE } from '../../../../test-support/eventually.js';
+import { freePort } from '../../../../test-support/postgres-server.js';
 import {
   RECEIVER_NETWORKS,
   startWebhookReceiver,
 } from '../../../../test-support/webhook-receiver.js';
 import { breachRecordDue } from '../../src/db/breaches.js';
 import { inTransaction } from '../../src/db/pool.js';
-import { killAllChildren, spawnStega, waitFor } from '../deploy/processes.js';
+import { SCRAPE_FIGURES_MAX_AGE_MS } from '../../src/metrics-scrape.js';
+import { killAllChildren, spawnStega } from '../deploy/processes.js';
 import { alertPolicyInsert, ticketsDueInsert } from '../deploy/workload.js';
 import { startTestApp } from '../http/app-fixture.js';
 
@@ -76,18 +78,13 @@ const find = (samples: Sample[], name: string, labels: Record<string, string> = 
     (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
   );
 
-/** A free TCP port on this machine. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+const METRICS_TOKEN = 'metrics-token-0123456789abcdef0123456789';
 
 describe('/metrics', async () => {
-  const { app, db, pool, clock, admin } = await startTestApp(new Date().toISOString());
+  const startedAt = new Date();
+  const { app, db, pool, clock, admin } = await startTestApp(startedAt.toISOString(), undefined, {
+    METRICS_TOKEN,
+  });
   const hook = await startWebhookReceiver();
   const metricsPort = await freePort();
   const env = { DATABASE_URL: db.url, WEBHOOK_ALLOWED_NETWORKS: RECEIVER_NETWORKS };
@@ -96,7 +93,11 @@ describe('/metrics', async () => {
     await hook.stop();
   });
   const scrapeWeb = async () => {
-    const response = await app.inject({ method: 'GET', url: '/metrics' });
+    const response = await app.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+    });
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     return parsePrometheus(response.body);
@@ -129,9 +130,10 @@ describe('/metrics', async () => {
       ...env,
       SUBCONSUMER_NAME: 'metrics-a',
       METRICS_PORT: String(metricsPort),
+      METRICS_TOKEN,
     });
-    await waitFor(() => hook.countsByKey().size === TICKETS, 'every webhook', 60_000);
-    await waitFor(
+    await eventually(() => hook.countsByKey().size === TICKETS, 'every webhook', PROCESS_PATIENCE);
+    await eventually(
       async () => {
         const { rows } = await pool.query(
           "select count(*)::int as n from stega.alert_deliveries where status = 'delivered'",
@@ -139,9 +141,12 @@ describe('/metrics', async () => {
         return rows[0]?.n === 2 * TICKETS;
       },
       'every delivery in the ledger',
-      30_000,
+      { ...PROCESS_PATIENCE, timeoutMs: 30_000 },
     );
-    const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    expect((await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).status).toBe(401);
+    const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, {
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+    });
     expect(response.status, worker.output()).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const samples = parsePrometheus(await response.text());
@@ -162,7 +167,8 @@ describe('/metrics', async () => {
   });
 
   it('the operations API and /metrics on web show the delivered alerts, none undelivered', async () => {
-    clock.set(new Date());
+    // past the age the first scrape's figures are served for
+    clock.set(new Date(Math.max(Date.now(), startedAt.getTime() + SCRAPE_FIGURES_MAX_AGE_MS)));
     const series = await admin({ method: 'GET', url: '/api/deliveries/per-replica?minutes=10' });
     expect(series.status).toBe(200);
     expect(series.body.lateness).toMatchObject({ window_seconds: 3600, deliveries: 2 * TICKETS });

@@ -58,17 +58,23 @@ describe('metric recorders', () => {
     expect(text).not.toContain('secret-token');
   });
 
-  it('classify errors into bounded reasons and pick the instant an alert is about', () => {
-    expect(failureReason(Object.assign(new Error('webhook x answered 503'), { status: 503 }))).toBe(
+  it('classify failures into bounded reasons and pick the instant an alert is about', () => {
+    expect(failureReason({ kind: 'http', status: 503, text: 'webhook x answered 503' })).toBe(
       'http_5xx',
     );
-    expect(failureReason(new Error('webhook x answered 404'))).toBe('http_4xx');
-    expect(failureReason(new Error('webhook x failed: timed out after 100 ms'))).toBe('timeout');
-    expect(failureReason(new Error('webhook x failed: fetch failed'))).toBe('network');
-    expect(failureReason(Object.assign(new Error('550 no such user'), { responseCode: 550 }))).toBe(
-      'smtp_rejected',
+    expect(failureReason({ kind: 'http', status: 404, text: 'webhook x answered 404' })).toBe(
+      'http_4xx',
     );
-    expect(failureReason('weird')).toBe('other');
+    expect(
+      failureReason({ kind: 'timeout', afterMs: 100, text: 'webhook x failed: timed out' }),
+    ).toBe('timeout');
+    expect(
+      failureReason({ kind: 'network', code: null, text: 'webhook x failed: fetch failed' }),
+    ).toBe('network');
+    expect(
+      failureReason({ kind: 'smtp', reply: 550, code: 'EENVELOPE', text: '550 no such user' }),
+    ).toBe('smtp_rejected');
+    expect(failureReason({ kind: 'permanent', text: 'weird' })).toBe('other');
     const payload = { due_at: '2026-03-02T12:00:00.000Z', detected_at: '2026-03-02T11:50:01.000Z' };
     expect(alertDueInstant('breach', payload).toISOString()).toBe(payload.due_at);
     expect(alertDueInstant('warning', payload).toISOString()).toBe(payload.detected_at);

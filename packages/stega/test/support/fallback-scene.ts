@@ -3,8 +3,8 @@ import {
   startAnyReceiver,
   startPagerDutyReceiver,
 } from '../../../../test-support/service-receivers.js';
+import { startDeliveryRetrier } from '../../src/delivery/retrier.js';
 import { createLogger } from '../../src/log.js';
-import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
 import { mailScene } from './mail-scene.js';
 import { testDeliveries } from './test-delivery.js';
 

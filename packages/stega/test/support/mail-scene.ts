@@ -1,8 +1,8 @@
 import { afterAll } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
 import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
-import { createEmailSender } from '../../src/channels/email.js';
 import { createPool } from '../../src/db/pool.js';
+import { createEmailSender } from '../../src/delivery/transport/smtp.js';
 
 /**
  * What delivery tests share, inside a `describe`: a fresh Stega database with a pool of

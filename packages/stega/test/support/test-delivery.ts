@@ -1,6 +1,6 @@
 import { RECEIVER_NETWORKS } from '../../../../test-support/webhook-receiver.js';
+import { AlertDelivery, type AlertDeliveryDeps } from '../../src/delivery/alert-delivery.js';
 import { createLogger } from '../../src/log.js';
-import { AlertDelivery, type AlertDeliveryDeps } from '../../src/workers/alert-delivery.js';
 
 /** What every worker test's AlertDelivery shares; each test gives the rest. */
 type Needed = Pick<AlertDeliveryDeps, 'pool' | 'email' | 'emailEndpoint' | 'timeScale'>;

@@ -100,6 +100,8 @@ describe('the agent screen in a browser', async () => {
       name: 'Ana Agent',
       agent_id: anaId,
       time_zone: null,
+      via: 'token',
+      csrf_token: null,
     });
     await page.locator('tr[data-token-id]', { hasText: 'Ana laptop' }).waitFor();
     await browser.screenshot('agents-01-agents-and-tokens');
@@ -213,6 +215,11 @@ describe('the agent screen in a browser', async () => {
     const ticket = await newTicket({ subject: 'Admin reply test' });
     await page.goto(`${stega.url}/tickets/${ticket.id}`);
     const replyAs = page.getByLabel('Reply as');
+    // the admin token replies as no agent until it picks one, never as the list's first
+    await expect.poll(() => replyAs.inputValue()).toBe('');
+    expect(await page.locator('.reply-as').textContent()).toContain(
+      'As no agent: a comment of yours is not a first response.',
+    );
     await replyAs.selectOption({ label: 'Ana Agent' });
     await page.getByLabel('Add a comment').fill('Looking into it now.');
     await page.getByRole('button', { name: 'Add comment' }).click();

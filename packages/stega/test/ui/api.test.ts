@@ -2,11 +2,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { eventually, PROCESS_PATIENCE } from '../../../../test-support/eventually.js';
 import { loadConfig } from '../../src/config.js';
 import { buildApp } from '../../src/http/app.js';
 import { createLogger } from '../../src/log.js';
 import { startJobs } from '../../src/processes/jobs.js';
-import { eventually } from '../e2e/stega-process.js';
 import { ADMIN_TOKEN, startTestApp } from '../http/app-fixture.js';
 
 /** The API routes the web UI needs, and the serving of the built UI, through app.inject(). */
@@ -17,7 +17,14 @@ describe('web UI support routes', async () => {
     const admin = await t.admin({ method: 'GET', url: '/api/session' });
     expect(admin).toEqual({
       status: 200,
-      body: { role: 'admin', name: 'admin', agent_id: null, time_zone: null },
+      body: {
+        role: 'admin',
+        name: 'admin',
+        agent_id: null,
+        time_zone: null,
+        via: 'token',
+        csrf_token: null,
+      },
     });
     const agent = await t.admin({
       method: 'POST',
@@ -31,7 +38,14 @@ describe('web UI support routes', async () => {
     });
     expect(await t.as(token.body.token, { method: 'GET', url: '/api/session' })).toEqual({
       status: 200,
-      body: { role: 'agent', name: 'Ana Agent', agent_id: agent.body.id, time_zone: null },
+      body: {
+        role: 'agent',
+        name: 'Ana Agent',
+        agent_id: agent.body.id,
+        time_zone: null,
+        via: 'token',
+        csrf_token: null,
+      },
     });
     // an agent's zone is the one the UI shows times in
     await t.admin({
@@ -173,10 +187,14 @@ describe('web UI support routes', async () => {
       // the run asked for here (3 attempts), not a deadline or cron run of the same task
       const asked = (r: { task: string; max_attempts: number }) =>
         r.task === 'check_sla_breaches' && r.max_attempts === 3;
-      await eventually(async () => {
-        const all = await runs();
-        return all.some(asked) && all.some((r) => r.task === 'generate_activity_report');
-      }, 'both job runs recorded');
+      await eventually(
+        async () => {
+          const all = await runs();
+          return all.some(asked) && all.some((r) => r.task === 'generate_activity_report');
+        },
+        'both job runs recorded',
+        PROCESS_PATIENCE,
+      );
       const all = await runs();
       const ok = all.find(asked);
       expect(ok).toMatchObject({ error: null, attempts: 1, max_attempts: 3 });

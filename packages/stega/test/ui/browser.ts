@@ -153,11 +153,23 @@ function sparticuzDir(): string {
   return dir;
 }
 
+/** How a test's browser differs from the default one. */
+export interface BrowserOptions {
+  /**
+   * false keeps cross-origin frames (a sandboxed srcdoc frame is one) in the page's process.
+   * Headless Chromium sometimes never lays out an out-of-process frame: its elements keep a
+   * zero box, so a pointer cannot be moved over them. The frame's sandbox holds either way.
+   */
+  siteIsolation?: boolean;
+}
+
 /**
  * Headless Chromium (see findChromium) with a fresh profile that is deleted on close.
  * `--no-sandbox`: the suite runs as root on CI, where Chromium's sandbox refuses to start.
  */
-export async function launchBrowser(): Promise<TestBrowser> {
+export async function launchBrowser({
+  siteIsolation = true,
+}: BrowserOptions = {}): Promise<TestBrowser> {
   const browser = findChromium();
   const profile = mkdtempSync(path.join(os.tmpdir(), 'stega-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
@@ -173,6 +185,12 @@ export async function launchBrowser(): Promise<TestBrowser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...(siteIsolation
+        ? []
+        : [
+            '--disable-site-isolation-trials',
+            '--disable-features=IsolateOrigins,site-per-process',
+          ]),
     ],
     viewport: { width: 1280, height: 900 },
     locale: 'en-GB',
@@ -201,10 +219,28 @@ export async function launchBrowser(): Promise<TestBrowser> {
   };
 }
 
-/** Signs `page` in to a running Stega with its admin token and waits for the ticket list. */
+/**
+ * Signs `page` in to a running Stega with an API token (its admin token, by default: the
+ * break-glass way, this tab only) and waits for the ticket list.
+ */
 export async function signIn(page: Page, stega: { url: string; token: string }): Promise<void> {
   await page.goto(`${stega.url}/tickets`);
+  await page.getByText('Sign in with an API token instead').click();
   await page.getByLabel('API token').fill(stega.token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in with the token' }).click();
   await page.getByRole('heading', { name: 'Tickets', level: 1 }).waitFor();
+}
+
+/** Signs `page` in with an email and password (the session cookie) at `path`, default /tickets. */
+export async function signInWithPassword(
+  page: Page,
+  url: string,
+  credentials: { email: string; password: string },
+  path = '/tickets',
+): Promise<void> {
+  await page.goto(`${url}${path}`);
+  const form = page.getByRole('form', { name: 'Sign in with email and password' });
+  await form.getByLabel('Email', { exact: true }).fill(credentials.email);
+  await form.getByLabel('Password', { exact: true }).fill(credentials.password);
+  await form.getByRole('button', { name: 'Sign in', exact: true }).click();
 }

@@ -192,6 +192,17 @@ describe('escalations in a browser', async () => {
       page.getByRole('button', { name: 'Acknowledge', exact: true }).count(),
     ).resolves.toBe(0);
     await browser.screenshot('escalations-04-acknowledged');
+    // acknowledged on the ticket page: the inbox's escalation alert keeps no Acknowledge button
+    await page.getByRole('link', { name: /^Inbox/ }).click();
+    const level = page
+      .locator('.inbox-item', { has: page.locator('.badge.alert-escalation') })
+      .filter({ hasText: `#${ticketId} ` });
+    await level.first().waitFor({ timeout: 30_000 });
+    expect(
+      await page
+        .getByRole('button', { name: `Acknowledge the escalation on #${ticketId}` })
+        .count(),
+    ).toBe(0);
     const api = await stega.api<{
       escalations: { acknowledged_via: string; stop_reason: string }[];
     }>('GET', `/api/tickets/${ticketId}`);

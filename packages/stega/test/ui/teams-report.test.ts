@@ -1,10 +1,40 @@
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
 import { createPool } from '../../src/db/pool.js';
 import { startStega } from '../e2e/stega-process.js';
 import { calendarInsert24x7, ticketInsertWithClocks } from '../support/fixtures.js';
 import { ensureWebBuilt, launchBrowser, signIn, type TestBrowser } from './browser.js';
+
+/**
+ * The WCAG contrast ratio of an element's text colour against the first opaque background
+ * behind it (its own or an ancestor's).
+ */
+async function contrastOf(locator: Locator): Promise<number> {
+  // in the page (no DOM types here): the computed colours, as CSS text
+  const colours = await locator.evaluate((element: any) => {
+    const style = (node: any) => node.ownerDocument.defaultView.getComputedStyle(node);
+    let background = 'rgb(255, 255, 255)';
+    for (let node = element; node; node = node.parentElement) {
+      const colour = style(node).backgroundColor as string;
+      if (colour !== 'transparent' && !/^rgba\(.*,\s*0\)$/.test(colour)) {
+        background = colour;
+        break;
+      }
+    }
+    return { text: style(element).color as string, background };
+  });
+  const luminance = (css: string) => {
+    const [r = 0, g = 0, b = 0] = (css.match(/[\d.]+/g) ?? []).map(Number);
+    const linear = (c: number) => {
+      const s = c / 255;
+      return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+    };
+    return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+  };
+  const [text, back] = [luminance(colours.text), luminance(colours.background)];
+  return (Math.max(text, back) + 0.05) / (Math.min(text, back) + 0.05);
+}
 
 /** Teams and the SLA achievement report in a real browser against `stega start`. */
 describe('teams and SLA achievement in a browser', async () => {
@@ -101,6 +131,13 @@ describe('teams and SLA achievement in a browser', async () => {
     const desc = await chart.locator('svg[role="img"] desc').textContent();
     expect(desc).toContain('First response: 100 % of 1');
     expect(desc).toContain('Resolution: 0 % of 1');
+    // the "N missed" buttons read on the white panel (they were white on white)
+    for (const button of [
+      page.getByRole('button', { name: '1 missed: Resolution' }),
+      page.getByRole('button', { name: '1 missed', exact: true }),
+    ]) {
+      expect(await contrastOf(button)).toBeGreaterThanOrEqual(4.5);
+    }
     await page.getByRole('button', { name: '1 missed: Resolution' }).click();
     const misses = page.getByRole('region', { name: 'Missed: Resolution' });
     const link = misses.getByRole('link', { name: new RegExp(`#${ticketId} `) });

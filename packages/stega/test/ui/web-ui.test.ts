@@ -2,11 +2,12 @@ import { readFileSync } from 'node:fs';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
+import { eventually, PROCESS_PATIENCE } from '../../../../test-support/eventually.js';
 import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import { breachRecordDue } from '../../src/db/breaches.js';
 import { NOTIFICATIONS_QUEUE, SLA_GROUP } from '../../src/db/migrate.js';
 import { createPool, inTransaction } from '../../src/db/pool.js';
-import { eventually, startStega } from '../e2e/stega-process.js';
+import { startStega } from '../e2e/stega-process.js';
 import { ensureWebBuilt, launchBrowser, type TestBrowser } from './browser.js';
 import { startHoldingReceiver } from './holding-webhook.js';
 
@@ -97,9 +98,10 @@ describe('web UI in a browser against stega start', async () => {
     expect(hint).not.toContain('.stega/admin-token');
     await browser.screenshot('01-sign-in');
 
+    await page.getByText('Sign in with an API token instead').click();
     const token = page.getByLabel('API token');
     await token.fill('not-a-valid-token');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in with the token' }).click();
     expect(await errorOf(token)).toContain('not valid');
 
     await token.fill(stega.token);
@@ -334,12 +336,16 @@ describe('web UI in a browser against stega start', async () => {
     );
 
     // one worker is now in the middle of its batch: one alert's call is held, the next waits
-    await eventually(async () => hook.heldCount() === 1, 'the held webhook call');
+    await eventually(async () => hook.heldCount() === 1, 'the held webhook call', PROCESS_PATIENCE);
     let holder: { name: string; current_batch: number | null } | undefined;
-    await eventually(async () => {
-      holder = (await members()).find((m) => m.current_batch !== null);
-      return holder !== undefined;
-    }, 'the member holding the batch');
+    await eventually(
+      async () => {
+        holder = (await members()).find((m) => m.current_batch !== null);
+        return holder !== undefined;
+      },
+      'the member holding the batch',
+      PROCESS_PATIENCE,
+    );
     const name = holder?.name ?? '';
     const holderRow = page.locator(`tr[data-subconsumer="${name}"]`);
     await expect
@@ -364,8 +370,12 @@ describe('web UI in a browser against stega start', async () => {
         return rows.length === 1 && rows[0]?.delivered_by !== name;
       },
       'the webhook delivered by another replica',
-      90_000,
+      { ...PROCESS_PATIENCE, timeoutMs: 90_000 },
     );
+    // the killed member is not listed as an idle one: it is silent, stopped or frozen
+    await expect
+      .poll(() => holderRow.locator('td.batch').textContent(), { timeout: 60_000 })
+      .toMatch(/^silent for .+: stopped or frozen/);
     // the operations page lists the takeover (pgque.get_coop_takeovers)
     const takeover = page.locator(`tr[data-old-subconsumer="${name}"]`);
     await takeover.waitFor({ timeout: 30_000 });

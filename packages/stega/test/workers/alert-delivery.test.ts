@@ -1,11 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { eventually } from '../../../../test-support/eventually.js';
 import { startWebhookReceiver } from '../../../../test-support/webhook-receiver.js';
-import { webhookSignature } from '../../src/channels/webhook.js';
+import { startDeliveryRetrier } from '../../src/delivery/retrier.js';
+import { webhookSignature } from '../../src/delivery/transport/webhook-post.js';
 import { createLogger } from '../../src/log.js';
 import { endpointLabel, metricsText } from '../../src/metrics.js';
-import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
 import { breachUnderPolicy } from '../support/breach-under-policy.js';
-import { eventually } from '../support/eventually.js';
 import { agentInsert, calendarInsert24x7 } from '../support/fixtures.js';
 import { mailScene } from '../support/mail-scene.js';
 import { testDeliveries } from '../support/test-delivery.js';

@@ -1,11 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
+import { eventually } from '../../../../test-support/eventually.js';
 import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
-import { createEmailSender } from '../../src/channels/email.js';
 import { createPool } from '../../src/db/pool.js';
+import { AlertDelivery } from '../../src/delivery/alert-delivery.js';
+import { createEmailSender } from '../../src/delivery/transport/smtp.js';
 import type { SlaBreachedEvent } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
-import { AlertDelivery } from '../../src/workers/alert-delivery.js';
 import {
   mailBodyOf as bodyOf,
   calendarInsert24x7,
@@ -106,12 +107,11 @@ describe('alert times where the reader lives', async () => {
   it("states due and detection times in each recipient's zone, across Lisbon's DST change", async () => {
     await delivery.deliver({ type: 'breach', payload: event }, { batchId: 1n, eventId: 1n });
     const mailTo = async (address: string) => {
-      for (let i = 0; i < 500; i++) {
-        const mail = smtp.messages.find((m) => m.to.includes(address));
-        if (mail) return bodyOf(mail.raw);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      throw new Error(`no mail to ${address}`);
+      const mail = await eventually(
+        () => smtp.messages.find((m) => m.to.includes(address)),
+        `the mail to ${address}`,
+      );
+      return bodyOf(mail.raw);
     };
     const lia = await mailTo('lia@example.test');
     // before the change: 00:30 at UTC+0; after it: 02:30 at UTC+1 (not 01:30)

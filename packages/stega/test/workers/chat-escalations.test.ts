@@ -6,6 +6,8 @@ import {
 import { RECEIVER_NETWORKS } from '../../../../test-support/webhook-receiver.js';
 import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
 import { pagerDutyAcknowledgeRecord } from '../../src/db/pagerduty-events.js';
+import { AlertDelivery } from '../../src/delivery/alert-delivery.js';
+import { startDeliveryRetrier } from '../../src/delivery/retrier.js';
 import { escalationLevelsSchema } from '../../src/domain/escalation-policy.js';
 import { slaAcknowledgedEvent, slaBreachedEvent, slaEscalatedEvent } from '../../src/events.js';
 import { checkSlaBreaches } from '../../src/jobs/check-sla-breaches.js';
@@ -19,8 +21,6 @@ import {
 } from '../../src/services/escalations.js';
 import { transitionTicket } from '../../src/services/ticket-transitions.js';
 import { createTicket } from '../../src/services/tickets.js';
-import { AlertDelivery } from '../../src/workers/alert-delivery.js';
-import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
 import { TestClock } from '../http/app-fixture.js';
 import { soleEscalatingPolicy } from '../support/escalating-policy.js';
 import { agentInsert, publishedEvents } from '../support/fixtures.js';

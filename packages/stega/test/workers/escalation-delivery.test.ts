@@ -4,6 +4,7 @@ import {
   startWebhookReceiver,
 } from '../../../../test-support/webhook-receiver.js';
 import { NOTIFICATIONS_QUEUE } from '../../src/db/migrate.js';
+import { AlertDelivery } from '../../src/delivery/alert-delivery.js';
 import { escalationLevelsSchema } from '../../src/domain/escalation-policy.js';
 import { slaEscalatedEvent } from '../../src/events.js';
 import { checkSlaBreaches } from '../../src/jobs/check-sla-breaches.js';
@@ -13,7 +14,6 @@ import type { Actor, ServiceContext } from '../../src/services/context.js';
 import { acknowledgeAsActor, createEscalationPolicy } from '../../src/services/escalations.js';
 import { updatePolicy } from '../../src/services/policies.js';
 import { createTicket } from '../../src/services/tickets.js';
-import { AlertDelivery } from '../../src/workers/alert-delivery.js';
 import { TestClock } from '../http/app-fixture.js';
 import { deadlineFixture } from '../jobs/deadline-fixture.js';
 import { agentInsert, mailBodyOf, publishedEvents } from '../support/fixtures.js';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { eventually } from '../../../../test-support/eventually.js';
 import { RECEIVER_NETWORKS } from '../../../../test-support/webhook-receiver.js';
 import { escalationStartForBreaches } from '../../src/db/escalations.js';
 import { pagerDutyAcknowledgeRecord } from '../../src/db/pagerduty-events.js';
@@ -9,7 +10,6 @@ import { acknowledgeTicket, createEscalationPolicy } from '../../src/services/es
 import { transitionTicket } from '../../src/services/ticket-transitions.js';
 import { getTicket } from '../../src/services/ticket-views.js';
 import { breachUnderPolicy } from '../support/breach-under-policy.js';
-import { eventually } from '../support/eventually.js';
 import { fallbackScene } from '../support/fallback-scene.js';
 import { agentInsert, calendarInsert24x7 } from '../support/fixtures.js';
 

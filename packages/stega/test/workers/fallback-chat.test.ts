@@ -1,14 +1,14 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { eventually } from '../../../../test-support/eventually.js';
 import {
   pagerDutyEventErrors,
   startSlackReceiver,
   startTeamsReceiver,
 } from '../../../../test-support/service-receivers.js';
-import { FALLBACK_NOTE } from '../../src/channels/alert-facts.js';
 import { pagerDutyAcknowledgeRecord } from '../../src/db/pagerduty-events.js';
+import { FALLBACK_NOTE } from '../../src/delivery/alert-facts.js';
 import type { SlaBreachedEvent } from '../../src/events.js';
 import { breachUnderPolicy } from '../support/breach-under-policy.js';
-import { eventually } from '../support/eventually.js';
 import { FALLBACK_SCALE, fallbackScene } from '../support/fallback-scene.js';
 import { agentInsert, calendarInsert24x7 } from '../support/fixtures.js';
 

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { eventually } from '../../../../test-support/eventually.js';
 import {
   type ServiceCall,
   startAnyReceiver,
@@ -6,11 +7,10 @@ import {
   startSlackReceiver,
   startTeamsReceiver,
 } from '../../../../test-support/service-receivers.js';
+import { startDeliveryRetrier } from '../../src/delivery/retrier.js';
 import type { SlaBreachedEvent } from '../../src/events.js';
 import { createLogger } from '../../src/log.js';
-import { startDeliveryRetrier } from '../../src/workers/delivery-retrier.js';
 import { breachUnderPolicy } from '../support/breach-under-policy.js';
-import { eventually } from '../support/eventually.js';
 import { agentInsert, calendarInsert24x7 } from '../support/fixtures.js';
 import { mailScene } from '../support/mail-scene.js';
 import { testDeliveries } from '../support/test-delivery.js';

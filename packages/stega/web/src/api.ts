@@ -26,6 +26,15 @@ export function serverNow(): number {
   return Date.now() + clockOffset;
 }
 
+/**
+ * The CSRF token of the signed-in session (GET /api/session and the sign-in answers give it):
+ * sent as X-CSRF-Token with every write the session cookie authenticates. Kept in memory only.
+ */
+let csrfToken: string | null = null;
+export function setCsrfToken(token: string | null): void {
+  csrfToken = token;
+}
+
 const listeners = new Set<() => void>();
 /** Called when the API refuses the token (401): the app signs out. */
 export function onUnauthorized(listener: () => void): () => void {
@@ -33,7 +42,11 @@ export function onUnauthorized(listener: () => void): () => void {
   return () => listeners.delete(listener);
 }
 
-/** Calls the API with the stored token; parses JSON; throws ApiError for 4xx/5xx. */
+/**
+ * Calls the API as the signed-in browser: with the session cookie (and, on writes, the CSRF
+ * token), or with the API token this tab signed in with. Parses JSON; throws ApiError for
+ * 4xx/5xx.
+ */
 export async function api<T>(
   method: string,
   path: string,
@@ -43,16 +56,20 @@ export async function api<T>(
     signal?: AbortSignal;
     /** `no-cache`: revalidate with the last ETag (a 304 gives the cached body back). */
     cache?: RequestCache;
+    /** A sign-in's own call: its 401 is a wrong credential, not a session that ended. */
+    signingIn?: boolean;
   } = {},
 ): Promise<T> {
   const token = options.token ?? readToken();
   const headers: Record<string, string> = { accept: 'application/json' };
   if (token) headers.authorization = `Bearer ${token}`;
+  else if (csrfToken && method !== 'GET' && method !== 'HEAD') headers['x-csrf-token'] = csrfToken;
   if (body !== undefined) headers['content-type'] = 'application/json';
   const sentAt = Date.now();
   const response = await fetch(path, {
     method,
     headers,
+    credentials: 'same-origin',
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.cache ? { cache: options.cache } : {}),
@@ -67,8 +84,9 @@ export async function api<T>(
   const data = text ? safeJson(text) : undefined;
   if (!response.ok) {
     const err = (data ?? {}) as { code?: string; message?: string; issues?: Issue[] };
-    if (response.status === 401 && options.token === undefined) {
+    if (response.status === 401 && options.token === undefined && !options.signingIn) {
       clearToken();
+      csrfToken = null;
       for (const listener of listeners) listener();
     }
     throw new ApiError(

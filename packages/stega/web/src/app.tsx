@@ -1,24 +1,29 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { Fragment, type ReactElement, useCallback, useEffect, useRef, useState } from 'react';
 import { Link, Navigate, Route, Routes, useLocation, useNavigate, useParams } from 'react-router';
-import { api, onUnauthorized } from './api.js';
+import { api, onUnauthorized, setCsrfToken } from './api.js';
 import { displayZone, setDisplayZone } from './format.js';
+import { AccountPage } from './pages/account.js';
 import { AgentsPage } from './pages/agents.js';
 import { CalendarEditPage } from './pages/calendars/form.js';
 import { CalendarsPage } from './pages/calendars/list.js';
 import { EscalationPoliciesPage } from './pages/escalations/index.js';
 import { AlertBell, InboxPage } from './pages/inbox.js';
+import { MailboxesPage } from './pages/mailboxes.js';
 import { NotFoundPage } from './pages/not-found.js';
 import { OperationsPage } from './pages/operations/index.js';
 import { PolicyEditPage } from './pages/policies/form.js';
 import { PoliciesPage } from './pages/policies/list.js';
+import { ReachMePage } from './pages/reach-me.js';
 import { ReportsPage } from './pages/reports.js';
+import { OnCallNow, SchedulesPage } from './pages/schedules.js';
+import { SetPasswordPage } from './pages/set-password.js';
 import { SignInPage } from './pages/sign-in.js';
 import { TeamsPage } from './pages/teams.js';
 import { TicketPage } from './pages/ticket/index.js';
 import { TicketFormPage } from './pages/ticket-form.js';
 import { TicketsPage } from './pages/tickets.js';
-import { clearToken, readToken } from './session.js';
+import { clearToken } from './session.js';
 import type { Session } from './types.js';
 
 const NAV = [
@@ -26,29 +31,35 @@ const NAV = [
   { to: '/policies', label: 'SLA policies', admin: false },
   { to: '/escalation-policies', label: 'Escalations', admin: false },
   { to: '/calendars', label: 'Calendars', admin: false },
+  { to: '/schedules', label: 'Schedules', admin: false },
   { to: '/agents', label: 'Agents', admin: true },
   { to: '/teams', label: 'Teams', admin: false },
+  { to: '/mailboxes', label: 'Mailboxes', admin: true },
   { to: '/operations', label: 'Operations', admin: true },
   { to: '/reports', label: 'Reports', admin: false },
 ];
 
 type SessionState = { status: 'checking' } | { status: 'out' } | { status: 'in'; session: Session };
 
-/** The shell: sign-in gate, header with navigation, and the page for the current path. */
+/**
+ * The shell: sign-in gate, header with navigation, and the page for the current path. A
+ * password sign-in is the session cookie every tab shares: a link opened in a new tab finds
+ * it (GET /api/session) and needs no sign-in; signing out ends it for every tab.
+ */
 export function App() {
-  const [state, setState] = useState<SessionState>(() =>
-    readToken() ? { status: 'checking' } : { status: 'out' },
-  );
+  const [state, setState] = useState<SessionState>({ status: 'checking' });
+  const signedIn = useCallback((session: Session) => {
+    setCsrfToken(session.csrf_token);
+    setDisplayZone(session.time_zone ?? undefined);
+    setState({ status: 'in', session });
+  }, []);
 
   useEffect(() => {
     if (state.status !== 'checking') return;
     api<Session>('GET', '/api/session')
-      .then((session) => {
-        setDisplayZone(session.time_zone ?? undefined);
-        setState({ status: 'in', session });
-      })
+      .then(signedIn)
       .catch(() => setState({ status: 'out' }));
-  }, [state.status]);
+  }, [state.status, signedIn]);
 
   // another token's answers must not show: the cache goes with the session
   const queryClient = useQueryClient();
@@ -62,13 +73,29 @@ export function App() {
   );
 
   const navigate = useNavigate();
-  const signOut = useCallback(() => {
+  const via = state.status === 'in' ? state.session.via : undefined;
+  const signOut = useCallback(async () => {
+    // a session ends on the server, for every tab; a token only leaves this tab
+    if (via === 'session') await api('POST', '/api/auth/sign-out').catch(() => undefined);
     clearToken();
+    setCsrfToken(null);
     queryClient.clear();
     setState({ status: 'out' });
     navigate('/sign-in');
-  }, [navigate, queryClient]);
+  }, [navigate, queryClient, via]);
 
+  const path = useLocation().pathname;
+  if (path === '/set-password') {
+    return (
+      <SetPasswordPage
+        onSignedIn={(session) => {
+          queryClient.clear();
+          signedIn(session);
+          navigate('/tickets', { replace: true });
+        }}
+      />
+    );
+  }
   if (state.status === 'checking') {
     return (
       <main id="main" className="centered">
@@ -77,19 +104,12 @@ export function App() {
     );
   }
   if (state.status === 'out') {
-    return (
-      <SignInPage
-        onSignedIn={(session) => {
-          setDisplayZone(session.time_zone ?? undefined);
-          setState({ status: 'in', session });
-        }}
-      />
-    );
+    return <SignInPage onSignedIn={signedIn} />;
   }
   return <Shell session={state.session} onSignOut={signOut} />;
 }
 
-function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
+function Shell({ session, onSignOut }: { session: Session; onSignOut: () => Promise<void> }) {
   const path = useLocation().pathname;
   const mainRef = useRef<HTMLElement>(null);
   const shownPath = useRef(path);
@@ -133,10 +153,14 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           </ul>
         </nav>
         <div className="who">
+          <OnCallNow />
           <AlertBell current={path === '/inbox'} />
-          <span>
+          <Link to="/reach-me" aria-current={path === '/reach-me' ? 'page' : undefined}>
+            How to reach me
+          </Link>
+          <Link to="/account" aria-current={path === '/account' ? 'page' : undefined}>
             {session.name} <span className="muted">({session.role})</span>
-          </span>
+          </Link>
           <button type="button" className="link-button" onClick={onSignOut}>
             Sign out
           </button>
@@ -158,6 +182,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
 /** Every page of the app by its address (deep links load through the server's UI route). */
 function Page({ session }: { session: Session }) {
   const admin = session.role === 'admin';
+  const readsReports = admin || session.role === 'supervisor';
   const adminOnly = (page: ReactElement) => (admin ? page : <NotFoundPage forbidden />);
   return (
     <Routes>
@@ -186,14 +211,22 @@ function Page({ session }: { session: Session }) {
         path="/calendars/:id"
         element={<WithId render={(id) => <CalendarEditPage id={id} admin={admin} />} />}
       />
+      <Route path="/schedules" element={<SchedulesPage />} />
       <Route path="/inbox" element={<InboxPage session={session} />} />
+      <Route path="/account" element={<AccountPage session={session} />} />
+      <Route path="/reach-me" element={<ReachMePage session={session} />} />
       <Route path="/agents" element={adminOnly(<AgentsPage />)} />
       <Route path="/teams" element={<TeamsPage admin={admin} />} />
+      <Route path="/mailboxes" element={adminOnly(<MailboxesPage />)} />
       <Route path="/operations" element={adminOnly(<OperationsPage />)} />
-      <Route path="/reports" element={<ReportsPage admin={admin} />} />
+      <Route path="/reports" element={<ReportsPage admin={admin} readsReports={readsReports} />} />
       <Route
         path="/reports/:id"
-        element={<WithId render={(id) => <ReportsPage admin={admin} id={id} />} />}
+        element={
+          <WithId
+            render={(id) => <ReportsPage admin={admin} readsReports={readsReports} id={id} />}
+          />
+        }
       />
       <Route path="*" element={<NotFoundPage />} />
     </Routes>

@@ -1,4 +1,8 @@
-/** The API token lives in sessionStorage: it is gone when the tab closes. */
+/**
+ * A password sign-in is a session cookie the browser keeps (every tab shares it). An API token
+ * (the admin token, break-glass) signed in with lives in sessionStorage instead: this tab
+ * only, gone when it closes.
+ */
 const KEY = 'stega.token';
 
 export function readToken(): string | null {

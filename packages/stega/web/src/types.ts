@@ -1,9 +1,11 @@
 import type { z } from 'zod';
 import type {
   achievementOut,
+  activityPageOut,
   agentOut,
   alertPageOut,
   calendarOut,
+  commentPageOut,
   deadLetterOut,
   escalationPolicyOut,
   missedTargetOut,
@@ -42,6 +44,8 @@ export type Session = Out<typeof sessionOut>;
 export type TicketPage = Out<typeof ticketListOut>;
 export type TicketListItem = TicketPage['items'][number];
 export type TicketDetail = Out<typeof ticketDetailOut>;
+export type CommentPage = Out<typeof commentPageOut>;
+export type ActivityPage = Out<typeof activityPageOut>;
 export type Clock = TicketDetail['clocks'][number];
 export type Breach = TicketDetail['breaches'][number];
 export type Delivery = TicketDetail['deliveries'][number];
@@ -98,3 +102,65 @@ export const WEEKDAYS = [
   'sunday',
 ] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
+
+/** A mailbox an agent can email a customer from (GET /api/mailbox-addresses). */
+export interface MailboxAddress {
+  id: number;
+  address: string;
+  display_name: string;
+  team_id: number | null;
+  priority: Priority;
+}
+
+/** An on-call schedule (GET /api/schedules). */
+export interface Schedule {
+  id: number;
+  name: string;
+  time_zone: string;
+  team_id: number | null;
+  fallback_agent_id: number | null;
+  layers: {
+    name: string;
+    participant_ids: number[];
+    shift_length: number;
+    shift_unit: 'hours' | 'days' | 'weeks';
+    handoff_time: string;
+    start_date: string;
+    restrictions: { days: string[]; start: string; end: string }[];
+  }[];
+}
+
+type AgentBrief = { id: number; name: string; email: string };
+
+/** One stretch of a schedule's final shifts; `source: 'gap'` has nobody. */
+export interface Shift {
+  start: string;
+  end: string;
+  agent_id: number | null;
+  agent: AgentBrief | null;
+  source: 'override' | 'layer' | 'gap';
+  layer: number | null;
+  override_id: number | null;
+}
+
+export interface ScheduleOverride {
+  id: number;
+  agent_id: number;
+  agent: AgentBrief | null;
+  starts_at: string;
+  ends_at: string;
+  created_by: string;
+}
+
+/** Who is on call now in a team's schedules (GET /api/on-call). */
+export interface TeamOnCall {
+  team_id: number;
+  team_name: string;
+  schedules: {
+    schedule_id: number;
+    schedule_name: string;
+    agent: AgentBrief | null;
+    source: 'override' | 'layer' | 'gap';
+    until: string | null;
+  }[];
+}

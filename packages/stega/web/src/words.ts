@@ -130,14 +130,43 @@ export function activityText(
       }`;
     case 'escalation_acknowledged':
       return `acknowledged the ${clock} escalation${
-        details.via === 'email'
-          ? ' (email link)'
-          : details.via === 'chat'
-            ? ' (chat)'
-            : details.via === 'api'
-              ? ' (API)'
-              : ''
+        (
+          {
+            email: ' (email link)',
+            chat: ' (chat)',
+            api: ' (API)',
+            sms: ' (SMS reply)',
+            voice: ' (phone keypress)',
+            slack: ' (Slack button)',
+          } as Record<string, string>
+        )[String(details.via)] ?? ''
       }${details.last_level_fired != null ? `, after level ${details.last_level_fired}` : ''}`;
+    case 'escalation_level_fired': {
+      const names = Array.isArray(details.agent_names) ? (details.agent_names as string[]) : [];
+      return `fired ${clock ? `the ${clock} escalation's ` : ''}level ${details.level}${
+        details.levels != null ? ` of ${details.levels}` : ''
+      }${names.length > 0 ? `, alerting ${names.join(', ')}` : ''}`;
+    }
+    case 'escalation_on_call':
+      return `paged ${String(details.agent_name ?? `agent ${details.agent_id}`)}, on call in schedule ${details.schedule_id}${
+        details.source === 'override' ? ' (covering)' : ''
+      } (level ${details.level})`;
+    case 'escalation_on_call_fallback': {
+      const why =
+        details.reason === 'schedule_missing' ? 'the schedule is gone' : 'nobody was on call';
+      const whom: Record<string, string> = {
+        level_fallback: "the level's fallback agent",
+        schedule_fallback: "the schedule's fallback agent",
+        schedule_team_lead: "the schedule team's lead",
+        ticket_team_lead: "the ticket team's lead",
+      };
+      if (details.via === 'nobody') {
+        return `paged nobody for schedule ${details.schedule_id} (level ${details.level}): ${why} and no fallback exists`;
+      }
+      return `paged ${String(details.agent_name ?? `agent ${details.agent_id}`)}, ${
+        whom[String(details.via)] ?? 'a fallback'
+      }: ${why} in schedule ${details.schedule_id} (level ${details.level})`;
+    }
     default: {
       // an entry this page does not know yet: its action and details, in words
       const parts = Object.entries(details)

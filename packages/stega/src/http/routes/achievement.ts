@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { prioritySchema } from '../../domain/index.js';
 import { getAchievement, listMissedTargets } from '../../services/achievement.js';
 import type { ServiceContext } from '../../services/context.js';
+import { actorOf } from '../auth.js';
 import { achievementOut, itemsOf, missedTargetOut } from '../response-schemas.js';
 import { errors } from '../schemas.js';
 
@@ -52,6 +53,7 @@ export function achievementRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
     app.get(
       '/api/sla-achievement',
       {
+        config: { access: { least: 'agent', scope: 'reports:read' } },
         schema: {
           tags: ['reports'],
           summary:
@@ -60,12 +62,13 @@ export function achievementRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           response: { 200: achievementOut, ...errors },
         },
       },
-      async (request) => getAchievement(ctx, filterOf(request.query)),
+      async (request) => getAchievement(ctx, actorOf(request), filterOf(request.query)),
     );
 
     app.get(
       '/api/sla-achievement/misses',
       {
+        config: { access: { least: 'agent', scope: 'reports:read' } },
         schema: {
           tags: ['reports'],
           summary: 'The missed SLA targets behind /api/sla-achievement (same filters)',
@@ -77,7 +80,7 @@ export function achievementRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
         },
       },
       async (request) => ({
-        items: await listMissedTargets(ctx, {
+        items: await listMissedTargets(ctx, actorOf(request), {
           ...filterOf(request.query),
           limit: request.query.limit,
         }),

@@ -28,6 +28,7 @@ export function alertRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
     app.get(
       '/api/breaches',
       {
+        config: { access: { least: 'agent', scope: 'tickets:read' } },
         schema: {
           tags: ['alerts'],
           summary:
@@ -42,6 +43,7 @@ export function alertRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
     app.get(
       '/api/alerts',
       {
+        config: { access: 'agent' },
         schema: {
           tags: ['alerts'],
           summary:
@@ -56,6 +58,7 @@ export function alertRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
     app.post(
       '/api/alerts/read',
       {
+        config: { access: 'agent' },
         schema: {
           tags: ['alerts'],
           summary: 'Mark every unread alert the token sees read; `marked`: how many',
@@ -68,6 +71,7 @@ export function alertRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
     app.post(
       '/api/alerts/:id/read',
       {
+        config: { access: 'agent' },
         schema: {
           tags: ['alerts'],
           summary: 'Mark an in-app alert read',

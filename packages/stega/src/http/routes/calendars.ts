@@ -67,6 +67,7 @@ export function calendarRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
     app.get(
       '/api/calendars',
       {
+        config: { access: 'agent' },
         schema: {
           tags: ['sla'],
           summary: 'List business calendars',
@@ -79,6 +80,7 @@ export function calendarRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
     app.get(
       '/api/calendars/:id',
       {
+        config: { access: 'agent' },
         schema: {
           tags: ['sla'],
           summary: 'A business calendar',

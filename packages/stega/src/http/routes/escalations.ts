@@ -24,6 +24,7 @@ import {
   itemsOf,
 } from '../response-schemas.js';
 import { errors, idParams, text } from '../schemas.js';
+import type { WriteLimit } from '../write-limits.js';
 
 const createBody = z.strictObject({
   name: text(200),
@@ -59,7 +60,11 @@ const tokenQuery = z.object({ token: z.string().max(2000).default('') });
  * acknowledgement: by API (agent or admin token) and by signed link (public: the token is
  * the credential; GET only shows a confirmation page, its POST acknowledges).
  */
-export function escalationRoutes(ctx: ServiceContext, links: AckLinks): FastifyPluginAsyncZod {
+export function escalationRoutes(
+  ctx: ServiceContext,
+  links: AckLinks,
+  acknowledgementLimit: WriteLimit,
+): FastifyPluginAsyncZod {
   return async (app) => {
     // the confirmation page posts a plain HTML form
     app.addContentTypeParser(
@@ -71,6 +76,7 @@ export function escalationRoutes(ctx: ServiceContext, links: AckLinks): FastifyP
     app.get(
       '/api/escalation-policies',
       {
+        config: { access: 'agent' },
         schema: {
           tags: ['escalations'],
           summary: 'List escalation policies',
@@ -83,6 +89,7 @@ export function escalationRoutes(ctx: ServiceContext, links: AckLinks): FastifyP
     app.get(
       '/api/escalation-policies/:id',
       {
+        config: { access: 'agent' },
         schema: {
           tags: ['escalations'],
           summary: 'An escalation policy',
@@ -145,6 +152,7 @@ export function escalationRoutes(ctx: ServiceContext, links: AckLinks): FastifyP
     app.get(
       '/api/tickets/:id/escalations',
       {
+        config: { access: { least: 'agent', scope: 'tickets:read' } },
         schema: {
           tags: ['escalations'],
           summary:
@@ -161,10 +169,12 @@ export function escalationRoutes(ctx: ServiceContext, links: AckLinks): FastifyP
     app.post(
       '/api/escalations/:id/acknowledge',
       {
+        config: { access: { least: 'agent', scope: 'escalations:acknowledge' } },
+        preHandler: acknowledgementLimit,
         schema: {
           tags: ['escalations'],
           summary:
-            'Acknowledge an escalation: no further level fires; who and when go to the ticket activity (agent or admin token)',
+            'Acknowledge an escalation: no further level fires; who and when go to the ticket activity (agent or admin token; 429 past the WRITE_LIMIT_ACKNOWLEDGEMENTS of the caller)',
           params: idParams,
           body: via,
           response: { 200: acknowledgeOut, ...errors },
@@ -177,10 +187,12 @@ export function escalationRoutes(ctx: ServiceContext, links: AckLinks): FastifyP
     app.post(
       '/api/tickets/:id/acknowledge',
       {
+        config: { access: { least: 'agent', scope: 'escalations:acknowledge' } },
+        preHandler: acknowledgementLimit,
         schema: {
           tags: ['escalations'],
           summary:
-            "Acknowledge every running escalation of the ticket (the ticket page's and inbox's button)",
+            "Acknowledge every running escalation of the ticket (the ticket page's and inbox's button; 429 past the WRITE_LIMIT_ACKNOWLEDGEMENTS of the caller)",
           params: idParams,
           body: via,
           response: { 200: itemsOf(acknowledgeOut), ...errors },

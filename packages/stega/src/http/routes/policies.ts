@@ -111,6 +111,7 @@ export function policyRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
     app.get(
       '/api/sla-policies',
       {
+        config: { access: 'agent' },
         schema: {
           tags: ['sla'],
           summary: 'List SLA policies',
@@ -123,6 +124,7 @@ export function policyRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
     app.get(
       '/api/sla-policies/:id',
       {
+        config: { access: 'agent' },
         schema: {
           tags: ['sla'],
           summary: 'An SLA policy',

@@ -34,6 +34,7 @@ export function reportRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
     app.get(
       '/api/reports',
       {
+        config: { access: { least: 'supervisor', scope: 'reports:read' } },
         schema: {
           tags: ['reports'],
           summary: 'Activity reports, latest period first',
@@ -47,6 +48,7 @@ export function reportRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
     app.get(
       '/api/reports/:id',
       {
+        config: { access: { least: 'supervisor', scope: 'reports:read' } },
         schema: {
           tags: ['reports'],
           summary: 'An activity report with its deliveries',

@@ -54,6 +54,7 @@ export function teamRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
     app.get(
       '/api/teams',
       {
+        config: { access: 'agent' },
         schema: {
           tags: ['teams'],
           summary: 'List teams with their members',
@@ -66,6 +67,7 @@ export function teamRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
     app.get(
       '/api/teams/:id',
       {
+        config: { access: 'agent' },
         schema: {
           tags: ['teams'],
           summary: 'A team',

@@ -1,16 +1,36 @@
+import { createHash } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { TICKET_SORTS } from '../../db/tickets.js';
 import { prioritySchema, ticketStatusSchema } from '../../domain/index.js';
 import type { ServiceContext } from '../../services/context.js';
+import { retryCustomerEmail } from '../../services/customer-emails.js';
+import { startEmailConversation } from '../../services/email-conversations.js';
 import { ValidationError } from '../../services/errors.js';
-import { addComment } from '../../services/ticket-comments.js';
+import { addComment, commentEmail } from '../../services/ticket-comments.js';
 import { transitionTicket } from '../../services/ticket-transitions.js';
-import { getTicket, listTickets, ticketListValidator } from '../../services/ticket-views.js';
+import {
+  getTicket,
+  getTicketActivity,
+  getTicketComments,
+  listTickets,
+  ticketListValidator,
+} from '../../services/ticket-views.js';
 import { createTicket, deleteTicket, updateTicket } from '../../services/tickets.js';
 import { actorOf } from '../auth.js';
-import { commentOut, ticketDetailOut, ticketListOut } from '../response-schemas.js';
+import {
+  activityPageOut,
+  commentOut,
+  commentPageOut,
+  customerEmailOut,
+  ticketDetailOut,
+  ticketListOut,
+} from '../response-schemas.js';
 import { email, errors, idParams, pageQuery, queryBoolean, queryList, text } from '../schemas.js';
+import type { WriteKind, WriteLimit } from '../write-limits.js';
+
+/** The longest comment body, in characters (UTF-16 code units). */
+export const COMMENT_MAX_CHARS = 20_000;
 
 const ticketFields = {
   subject: text(300),
@@ -29,7 +49,17 @@ const createBody = z.strictObject({
   requester_org: ticketFields.requester_org.optional(),
   assignee_id: ticketFields.assignee_id.optional(),
   team_id: ticketFields.team_id.optional(),
-  priority: prioritySchema.default('normal'),
+  priority: prioritySchema
+    .optional()
+    .describe("default `normal`; with `mailbox_id`, the mailbox's priority"),
+  mailbox_id: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe(
+      "email the requester from this mailbox (see GET /api/mailbox-addresses): the description is sent as the first message, an agent's public reply, and the answer threads into the ticket; team and priority default to the mailbox's",
+    ),
 });
 
 const patchBody = z
@@ -95,7 +125,13 @@ const listQuery = z.strictObject({
 const transitionBody = z.strictObject({ status: ticketStatusSchema });
 
 const commentBody = z.strictObject({
-  body: text(20_000),
+  body: z
+    .string()
+    .trim()
+    .min(1, { error: 'must not be empty' })
+    .max(COMMENT_MAX_CHARS, {
+      error: `must be at most ${COMMENT_MAX_CHARS} characters: split a longer text into several comments`,
+    }),
   public_reply: z.boolean().optional(),
   agent_id: z.number().int().positive().nullable().optional(),
   author_name: text(200).optional(),
@@ -107,12 +143,38 @@ const commentBody = z.strictObject({
     ),
 });
 
-/** Tickets: list, read, create, change, transitions and comments. Any valid token. */
-export function ticketRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
+/** A page of a ticket's comments or activity: newest first, from `cursor`. */
+const conversationPageQuery = z.strictObject({
+  cursor: z
+    .string()
+    .regex(/^[1-9][0-9]{0,15}$/, {
+      error: "is not a cursor of this list (take the previous page's next_cursor as it is)",
+    })
+    .optional()
+    .describe(
+      "the previous page's `next_cursor` (or the ticket's `comments_next_cursor` / `activity_next_cursor`); absent: the newest page",
+    ),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+
+/** A weak validator of a JSON body: the same text, the same tag. */
+function etagOf(body: unknown): string {
+  return `W/"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 27)}"`;
+}
+
+/**
+ * Tickets: list, read, create, change, transitions and comments. Ticket creation and
+ * comments count against the caller's write limits (write-limits.ts).
+ */
+export function ticketRoutes(
+  ctx: ServiceContext,
+  limits: Record<WriteKind, WriteLimit>,
+): FastifyPluginAsyncZod {
   return async (app) => {
     app.get(
       '/api/tickets',
       {
+        config: { access: { least: 'agent', scope: 'tickets:read' } },
         schema: {
           tags: ['tickets'],
           summary:
@@ -140,7 +202,7 @@ export function ticketRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           .header('cache-control', 'private, no-cache')
           .header('vary', 'authorization');
         if (request.headers['if-none-match'] === etag) return reply.code(304).send();
-        return listTickets(ctx, {
+        return listTickets(ctx, actorOf(request), {
           ...filter,
           ...(assignee === undefined ? {} : { assignee_id: assignee }),
           ...(team_id === undefined ? {} : { team_id: team_id === 'none' ? null : team_id }),
@@ -151,28 +213,82 @@ export function ticketRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
     app.get(
       '/api/tickets/:id',
       {
+        config: { access: { least: 'agent', scope: 'tickets:read' } },
         schema: {
           tags: ['tickets'],
-          summary: 'A ticket with its SLA clocks, breaches, deliveries, comments and activity',
+          summary:
+            'A ticket with its SLA clocks, breaches, deliveries, its newest comments and activity (older ones: …/comments, …/activity). Send If-None-Match with the last ETag: 304 when nothing changed',
           params: idParams,
-          response: { 200: ticketDetailOut, ...errors },
+          response: { 200: ticketDetailOut, 304: z.undefined(), ...errors },
         },
       },
-      async (request) => getTicket(ctx, request.params.id, actorOf(request)),
+      async (request, reply) => {
+        const ticket = await getTicket(ctx, request.params.id, actorOf(request));
+        // the ticket page refetches every few seconds: an unchanged ticket answers 304, no body
+        const etag = etagOf(ticket);
+        reply
+          .header('etag', etag)
+          .header('cache-control', 'private, no-cache')
+          .header('vary', 'authorization, cookie');
+        if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+        return ticket;
+      },
+    );
+
+    app.get(
+      '/api/tickets/:id/comments',
+      {
+        config: { access: { least: 'agent', scope: 'tickets:read' } },
+        schema: {
+          tags: ['tickets'],
+          summary:
+            "A page of the ticket's comments, newest first (`limit` ≤ 200); `next_cursor` fetches the older ones",
+          params: idParams,
+          querystring: conversationPageQuery,
+          response: { 200: commentPageOut, ...errors },
+        },
+      },
+      async (request) => getTicketComments(ctx, request.params.id, actorOf(request), request.query),
+    );
+
+    app.get(
+      '/api/tickets/:id/activity',
+      {
+        config: { access: { least: 'agent', scope: 'tickets:read' } },
+        schema: {
+          tags: ['tickets'],
+          summary:
+            "A page of the ticket's activity, newest first (`limit` ≤ 200); `next_cursor` fetches the older entries",
+          params: idParams,
+          querystring: conversationPageQuery,
+          response: { 200: activityPageOut, ...errors },
+        },
+      },
+      async (request) => getTicketActivity(ctx, request.params.id, actorOf(request), request.query),
     );
 
     app.post(
       '/api/tickets',
       {
+        config: { access: { least: 'agent', scope: 'tickets:write' } },
+        preHandler: limits.tickets,
         schema: {
           tags: ['tickets'],
-          summary: 'Create a ticket; its SLA clocks start under the matching policy',
+          summary:
+            'Create a ticket; its SLA clocks start under the matching policy (429 past the WRITE_LIMIT_TICKETS of the caller)',
           body: createBody,
           response: { 201: ticketDetailOut, ...errors },
         },
       },
       async (request, reply) => {
-        const ticket = await createTicket(ctx, actorOf(request), request.body);
+        const { mailbox_id: mailboxId, ...input } = request.body;
+        const ticket =
+          mailboxId === undefined
+            ? await createTicket(ctx, actorOf(request), input)
+            : await startEmailConversation(ctx, actorOf(request), {
+                ...input,
+                mailbox_id: mailboxId,
+              });
         return reply.code(201).send(ticket);
       },
     );
@@ -180,6 +296,7 @@ export function ticketRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
     app.patch(
       '/api/tickets/:id',
       {
+        config: { access: { least: 'agent', scope: 'tickets:write' } },
         schema: {
           tags: ['tickets'],
           summary: 'Change ticket fields (not the status: see transitions)',
@@ -211,6 +328,7 @@ export function ticketRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
     app.post(
       '/api/tickets/:id/transitions',
       {
+        config: { access: { least: 'agent', scope: 'tickets:write' } },
         schema: {
           tags: ['tickets'],
           summary: 'Move a ticket to another status (409 when the life cycle forbids it)',
@@ -226,9 +344,12 @@ export function ticketRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
     app.post(
       '/api/tickets/:id/comments',
       {
+        config: { access: { least: 'agent', scope: ['comments:write', 'comments:requester'] } },
+        preHandler: limits.comments,
         schema: {
           tags: ['tickets'],
-          summary: "Comment; an agent's first public reply stops the first-response clock",
+          summary:
+            "Comment (`body` at most 20,000 characters; 429 past the WRITE_LIMIT_COMMENTS of the caller); an agent's first public reply stops the first-response clock; an agent's public reply on a ticket of a mailbox is emailed to the requester and CCs",
           params: idParams,
           body: commentBody,
           response: { 201: commentOut, ...errors },
@@ -236,8 +357,27 @@ export function ticketRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
       },
       async (request, reply) => {
         const comment = await addComment(ctx, actorOf(request), request.params.id, request.body);
-        return reply.code(201).send(comment);
+        return reply.code(201).send({ ...comment, email: await commentEmail(ctx, comment.id) });
       },
+    );
+
+    app.post(
+      '/api/tickets/:id/emails/:emailId/retry',
+      {
+        config: { access: { least: 'agent', scope: 'comments:write' } },
+        schema: {
+          tags: ['tickets'],
+          summary:
+            'Send a failed email to the customer again (a reply or the acknowledgement): the same message, with a new retry horizon; 409 when it has not failed',
+          params: z.strictObject({
+            id: idParams.shape.id,
+            emailId: idParams.shape.id.describe('the email’s `id` (a comment’s `email.id`)'),
+          }),
+          response: { 200: customerEmailOut, ...errors },
+        },
+      },
+      async (request) =>
+        retryCustomerEmail(ctx, actorOf(request), request.params.id, request.params.emailId),
     );
   };
 }

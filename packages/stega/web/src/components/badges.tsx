@@ -55,6 +55,55 @@ export interface DeliveryProgressFields {
   retrying_since: string | null;
   circuit: 'open' | 'closed' | null;
   fell_back_to: string[];
+  /** The typed outcome of the last attempt (ticket and outstanding deliveries; issue 22). */
+  last_outcome?: LastOutcome | null;
+}
+
+/** What the API says the last attempt came to, as fields. */
+export interface LastOutcome {
+  type: 'delivered' | 'failed' | 'moot' | 'waiting';
+  kind?:
+    | 'refused'
+    | 'http'
+    | 'rate_limited'
+    | 'timeout'
+    | 'network'
+    | 'smtp'
+    | 'permanent'
+    | 'bounced';
+  status?: number;
+  until?: string | null;
+  after_ms?: number | null;
+  code?: string | null;
+  reply?: number | null;
+  dsn_status?: string | null;
+}
+
+/** A failed attempt's kind in a word or two, from the outcome's fields (never its text). */
+export function failureWords(outcome: LastOutcome): string | null {
+  if (outcome.type !== 'failed') return null;
+  switch (outcome.kind) {
+    case 'refused':
+      return 'Refused by policy';
+    case 'http':
+      return `HTTP ${outcome.status}`;
+    case 'rate_limited':
+      return outcome.until
+        ? `Rate limited until ${formatDateTime(outcome.until)}`
+        : `Rate limited (${outcome.status})`;
+    case 'timeout':
+      return 'Timed out';
+    case 'network':
+      return outcome.code ? `Network (${outcome.code})` : 'Network';
+    case 'smtp':
+      return outcome.reply ? `Mail server ${outcome.reply}` : 'Mail error';
+    case 'permanent':
+      return 'Cannot be sent';
+    case 'bounced':
+      return outcome.dsn_status ? `Bounced (${outcome.dsn_status})` : 'Bounced';
+    default:
+      return null;
+  }
 }
 
 const SERVICE_NAMES: Record<string, string> = {
@@ -103,6 +152,11 @@ export function DeliveryProgress({ d }: { d: DeliveryProgressFields }) {
       {d.fallback ? <span className="badge">Fallback</span> : null}
       {d.circuit === 'open' && d.state !== 'delivered' ? (
         <span className="badge delivery-failed">Circuit open</span>
+      ) : null}
+      {d.last_outcome && d.state !== 'delivered' && failureWords(d.last_outcome) ? (
+        <span className="badge" data-failure={d.last_outcome.kind}>
+          {failureWords(d.last_outcome)}
+        </span>
       ) : null}
       {d.state === 'retrying' && d.retrying_since ? (
         <span className="small"> since {formatDateTime(d.retrying_since)}</span>

@@ -5,6 +5,7 @@ import type {
   AlertPage,
   Calendar,
   EscalationPolicy,
+  MailboxAddress,
   Policy,
   Team,
   TicketDetail,
@@ -29,6 +30,8 @@ export const keys = {
   reports: ['reports'] as const,
   operations: ['operations'] as const,
   achievement: ['sla-achievement'] as const,
+  mailboxAddresses: ['mailbox-addresses'] as const,
+  schedules: ['schedules'] as const,
 };
 
 /**
@@ -62,7 +65,13 @@ const REFERENCE = { staleTime: 30_000 } as const;
 
 export const agentsQuery = () =>
   getQuery<{ items: Agent[] }>(keys.agents, '/api/agents', REFERENCE);
+/** Every agent, the deactivated ones too (the Agents page; pickers use agentsQuery). */
+export const allAgentsQuery = () =>
+  getQuery<{ items: Agent[] }>([...keys.agents, 'all'], '/api/agents?include_deactivated=true');
 export const teamsQuery = () => getQuery<{ items: Team[] }>(keys.teams, '/api/teams', REFERENCE);
+/** The mailboxes an agent can email a customer from. */
+export const mailboxAddressesQuery = () =>
+  getQuery<{ items: MailboxAddress[] }>(keys.mailboxAddresses, '/api/mailbox-addresses', REFERENCE);
 export const tokensQuery = () => getQuery<{ items: Token[] }>(keys.tokens, '/api/tokens');
 export const calendarsQuery = () =>
   getQuery<{ items: Calendar[] }>([...keys.calendars, 'list'], '/api/calendars', REFERENCE);
@@ -74,8 +83,12 @@ export const policyQuery = (id: number) =>
   getQuery<Policy>([...keys.policies, id], `/api/sla-policies/${id}`);
 export const escalationPoliciesQuery = () =>
   getQuery<{ items: EscalationPolicy[] }>(keys.escalationPolicies, '/api/escalation-policies');
+/**
+ * A ticket with its newest comments and activity. The live refresh revalidates with the last
+ * ETag (`no-cache`): an unchanged ticket costs a 304 and no body.
+ */
 export const ticketQuery = (id: number) =>
-  getQuery<TicketDetail>([...keys.tickets, id], `/api/tickets/${id}`);
+  getQuery<TicketDetail>([...keys.tickets, id], `/api/tickets/${id}`, { cache: 'no-cache' });
 /**
  * A page of the ticket list. The live refresh revalidates with the last ETag (`no-cache`), so
  * an unchanged list costs the server a 304 and the browser nothing.

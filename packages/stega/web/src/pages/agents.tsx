@@ -2,28 +2,40 @@ import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api, type Issue } from '../api.js';
 import { DataTable } from '../components/data-table.js';
-import { choicesOf, SelectField, TextField, TimeZoneField } from '../components/form-fields.js';
+import {
+  CheckField,
+  choicesOf,
+  SelectField,
+  TextField,
+  TimeZoneField,
+} from '../components/form-fields.js';
 import { LoadState, Section, TableRegion } from '../components/layout.js';
 import { SaveFeedback } from '../components/save-feedback.js';
-import { agentsQuery, keys, tokensQuery } from '../data/queries.js';
+import { allAgentsQuery, keys, tokensQuery } from '../data/queries.js';
 import { formatDateTime } from '../format.js';
 import { useSave } from '../hooks/use-save.js';
 import { useTitle } from '../hooks/use-title.js';
 import type { Agent, Token } from '../types.js';
 
-/** Agents and API tokens (admin): add and rename agents, issue and revoke tokens. */
+/**
+ * Agents and API tokens (admin): add, change, invite, deactivate and reactivate agents; issue
+ * and revoke tokens.
+ */
 export function AgentsPage() {
   useTitle('Agents and tokens');
-  const agents = useQuery({ ...agentsQuery(), refetchInterval: 30_000 });
+  const agents = useQuery({ ...allAgentsQuery(), refetchInterval: 30_000 });
   const tokens = useQuery({ ...tokensQuery(), refetchInterval: 30_000 });
   const refreshTokens = () => void tokens.refetch();
   const agentList = agents.data?.items ?? [];
+  const activeAgents = agentList.filter((a) => a.deactivated_at === null);
   return (
     <div className="page">
       <h1>Agents and tokens</h1>
       <p className="muted">
-        Agents answer tickets and receive alerts. Each agent signs in with an agent token; an admin
-        token may belong to an agent too, and then its replies are that agent’s.
+        Agents answer tickets and receive alerts; an agent sees the tickets of their teams, those
+        assigned to them and those of no team, a supervisor every team’s, an admin everything. A
+        deactivated agent cannot sign in and their tokens are revoked; their name stays in the
+        history. Tokens are for integrations (with scopes) and scripts.
       </p>
       <Section id="agents" title={`Agents (${agentList.length})`}>
         <LoadState
@@ -39,6 +51,7 @@ export function AgentsPage() {
                 <tr>
                   <th scope="col">Name</th>
                   <th scope="col">Email</th>
+                  <th scope="col">Role</th>
                   <th scope="col">Time zone</th>
                   <th scope="col">Since</th>
                   <th scope="col">Change</th>
@@ -69,7 +82,15 @@ export function AgentsPage() {
             rowProps={(t) => ({ 'data-token-id': t.id })}
             columns={[
               { header: 'Name', cell: (t) => t.name },
-              { header: 'Role', cell: (t) => (t.role === 'admin' ? 'Admin' : 'Agent') },
+              {
+                header: 'Role',
+                cell: (t) =>
+                  t.role === 'integration'
+                    ? `Integration: ${t.scopes.join(', ')}`
+                    : t.role === 'admin'
+                      ? 'Admin'
+                      : 'Agent',
+              },
               { header: 'Agent', cell: (t) => t.agent_name ?? '—' },
               { header: 'Created', cell: (t) => formatDateTime(t.created_at) },
               {
@@ -84,7 +105,7 @@ export function AgentsPage() {
             ]}
           />
         ) : null}
-        <NewToken agents={agentList} onCreated={refreshTokens} />
+        <NewToken agents={activeAgents} onCreated={refreshTokens} />
       </Section>
     </div>
   );
@@ -126,6 +147,15 @@ function AgentFields({
         onChange={(email) => onChange({ ...draft, email })}
         input={{ type: 'email' }}
       />
+      <SelectField
+        path="role"
+        idPrefix={prefix}
+        label={cap('role')}
+        issues={issues}
+        value={draft.role}
+        onChange={(role) => onChange({ ...draft, role: role as AgentDraft['role'] })}
+        choices={ROLES}
+      />
       <TimeZoneField
         path="time_zone"
         idPrefix={prefix}
@@ -142,12 +172,21 @@ function AgentFields({
 interface AgentDraft {
   name: string;
   email: string;
+  role: Agent['role'];
   time_zone: string;
 }
+
+const ROLES = [
+  { value: 'agent', label: 'Agent' },
+  { value: 'supervisor', label: 'Supervisor' },
+  { value: 'admin', label: 'Admin' },
+];
+const roleLabel = (role: Agent['role']) => ROLES.find((r) => r.value === role)?.label ?? role;
 
 const agentBody = (d: AgentDraft) => ({
   name: d.name,
   email: d.email,
+  role: d.role,
   time_zone: d.time_zone.trim() === '' ? null : d.time_zone.trim(),
 });
 
@@ -161,9 +200,16 @@ function AgentRow({ agent }: { agent: Agent }) {
   const [draft, setDraft] = useState<AgentDraft>(() => ({
     name: agent.name,
     email: agent.email,
+    role: agent.role,
     time_zone: agent.time_zone ?? '',
   }));
-  const save = useSave([keys.agents, keys.teams]);
+  const save = useSave([keys.agents, keys.teams, keys.tokens]);
+  const active = agent.deactivated_at === null;
+  const setActive = (to: boolean) =>
+    save.run(async () => {
+      await api('POST', `/api/agents/${agent.id}/${to ? 'reactivate' : 'deactivate'}`);
+      save.setSaved(`${agent.name} ${to ? 'reactivated' : 'deactivated'}.`);
+    });
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     await save.run(async () => {
@@ -173,17 +219,53 @@ function AgentRow({ agent }: { agent: Agent }) {
   };
   if (!editing) {
     return (
-      <tr data-agent-id={agent.id}>
-        <td data-label="Name">{agent.name}</td>
+      <tr data-agent-id={agent.id} className={active ? undefined : 'muted'}>
+        <td data-label="Name">
+          {agent.name}
+          {active ? null : ` (deactivated ${formatDateTime(agent.deactivated_at ?? '')})`}
+        </td>
         <td data-label="Email" className="break">
           {agent.email}
         </td>
+        <td data-label="Role">{roleLabel(agent.role)}</td>
         <td data-label="Time zone">{zoneText(agent)}</td>
         <td data-label="Since">{formatDateTime(agent.created_at)}</td>
         <td data-label="Change">
-          <button type="button" className="secondary small" onClick={() => setEditing(true)}>
-            Edit {agent.name}
-          </button>
+          <SaveFeedback save={save} knownPaths={() => false} />
+          {active ? (
+            <>
+              <button type="button" className="secondary small" onClick={() => setEditing(true)}>
+                Edit {agent.name}
+              </button>{' '}
+              <InviteButton agent={agent} />{' '}
+              {agent.has_second_factor ? (
+                <>
+                  <button
+                    type="button"
+                    className="secondary small"
+                    disabled={save.busy}
+                    onClick={() =>
+                      save.run(async () => {
+                        await api('DELETE', `/api/agents/${agent.id}/second-factor`);
+                        save.setSaved(
+                          `${agent.name}'s second factor is reset: their password alone signs in until they set up a new one.`,
+                        );
+                      })
+                    }
+                  >
+                    Reset second factor of {agent.name}
+                  </button>{' '}
+                </>
+              ) : null}
+              <button type="button" className="danger small" onClick={() => setActive(false)}>
+                Deactivate {agent.name}
+              </button>
+            </>
+          ) : (
+            <button type="button" className="secondary small" onClick={() => setActive(true)}>
+              Reactivate {agent.name}
+            </button>
+          )}
         </td>
       </tr>
     );
@@ -191,7 +273,7 @@ function AgentRow({ agent }: { agent: Agent }) {
   const prefix = `agent-${agent.id}`;
   return (
     <tr data-agent-id={agent.id}>
-      <td colSpan={5}>
+      <td colSpan={6}>
         <form onSubmit={submit} noValidate className="form inline-form" id={prefix}>
           <SaveFeedback save={save} knownPaths={() => false} />
           <AgentFields
@@ -215,7 +297,7 @@ function AgentRow({ agent }: { agent: Agent }) {
   );
 }
 
-const NO_AGENT: AgentDraft = { name: '', email: '', time_zone: '' };
+const NO_AGENT: AgentDraft = { name: '', email: '', role: 'agent', time_zone: '' };
 
 function NewAgent() {
   const [draft, setDraft] = useState<AgentDraft>(NO_AGENT);
@@ -250,19 +332,22 @@ function NewAgent() {
 
 function NewToken({ agents, onCreated }: { agents: Agent[]; onCreated: () => void }) {
   const [name, setName] = useState('');
-  const [role, setRole] = useState<'agent' | 'admin'>('agent');
+  const [role, setRole] = useState<Token['role']>('agent');
   const [agentId, setAgentId] = useState('');
+  const [scopes, setScopes] = useState<string[]>([]);
   const [issued, setIssued] = useState<{ name: string; token: string } | undefined>();
   const save = useSave();
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setIssued(undefined);
     await save.run(async () => {
-      const created = await api<Token & { token: string }>('POST', '/api/tokens', {
-        name,
-        role,
-        agent_id: agentId === '' ? null : Number(agentId),
-      });
+      const created = await api<Token & { token: string }>(
+        'POST',
+        '/api/tokens',
+        role === 'integration'
+          ? { name, role, scopes }
+          : { name, role, agent_id: agentId === '' ? null : Number(agentId) },
+      );
       setIssued({ name: created.name, token: created.token });
       setName('');
       onCreated();
@@ -300,31 +385,84 @@ function NewToken({ agents, onCreated }: { agents: Agent[]; onCreated: () => voi
           label="Role"
           issues={save.issues}
           value={role}
-          onChange={(v) => setRole(v as 'agent' | 'admin')}
+          onChange={(v) => setRole(v as Token['role'])}
           choices={[
             { value: 'agent', label: 'Agent' },
             { value: 'admin', label: 'Admin' },
+            { value: 'integration', label: 'Integration (scopes)' },
           ]}
         />
-        <SelectField
-          path="agent_id"
-          idPrefix="new-token"
-          label="Agent"
-          issues={save.issues}
-          hint={role === 'agent' ? 'An agent token belongs to an agent.' : 'Optional.'}
-          value={agentId}
-          onChange={setAgentId}
-          choices={choicesOf(agents, [
-            { value: '', label: role === 'agent' ? 'Choose an agent…' : 'No agent' },
-          ])}
-        />
+        {role === 'integration' ? null : (
+          <SelectField
+            path="agent_id"
+            idPrefix="new-token"
+            label="Agent"
+            issues={save.issues}
+            hint={role === 'agent' ? 'An agent token belongs to an agent.' : 'Optional.'}
+            value={agentId}
+            onChange={setAgentId}
+            choices={choicesOf(agents, [
+              { value: '', label: role === 'agent' ? 'Choose an agent…' : 'No agent' },
+            ])}
+          />
+        )}
       </div>
+      {role === 'integration' ? (
+        <fieldset className="checks">
+          <legend>Scopes</legend>
+          {SCOPE_CHOICES.map((scope) => (
+            <CheckField
+              key={scope.value}
+              checked={scopes.includes(scope.value)}
+              onChange={(on) =>
+                setScopes((now) =>
+                  on ? [...now, scope.value] : now.filter((s) => s !== scope.value),
+                )
+              }
+            >
+              {scope.label}
+            </CheckField>
+          ))}
+        </fieldset>
+      ) : null}
       <div className="actions">
         <button type="submit" className="primary" disabled={save.busy}>
           Issue token
         </button>
       </div>
     </form>
+  );
+}
+
+const SCOPE_CHOICES = [
+  { value: 'tickets:read', label: 'tickets:read — list and read tickets' },
+  { value: 'tickets:write', label: 'tickets:write — create, change, move tickets' },
+  { value: 'comments:write', label: 'comments:write — comment' },
+  { value: 'comments:requester', label: 'comments:requester — post as the requester' },
+  { value: 'escalations:acknowledge', label: 'escalations:acknowledge — acknowledge' },
+  { value: 'reports:read', label: 'reports:read — reports and SLA achievement' },
+];
+
+/** Emails the agent a one-time invitation to set their password and sign in. */
+function InviteButton({ agent }: { agent: Agent }) {
+  const save = useSave();
+  return (
+    <>
+      <button
+        type="button"
+        className="secondary small"
+        disabled={save.busy}
+        onClick={() =>
+          save.run(async () => {
+            await api('POST', `/api/agents/${agent.id}/invitation`);
+            save.setSaved(`Invitation emailed to ${agent.email}.`);
+          })
+        }
+      >
+        Invite {agent.name}
+      </button>
+      <SaveFeedback save={save} knownPaths={() => false} />
+    </>
   );
 }
 

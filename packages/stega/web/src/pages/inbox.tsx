@@ -118,7 +118,8 @@ function InboxItem({
           {a.message} · {formatDateTime(a.created_at)} · {readersText(entry, session)}
         </p>
       </div>
-      {a.alert_type === 'escalation' ? (
+      {/* gone once the chain stops: acknowledged here, by email, in chat or on the ticket */}
+      {a.acknowledgeable ? (
         <button
           type="button"
           className="primary small"

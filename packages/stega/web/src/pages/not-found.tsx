@@ -8,7 +8,7 @@ export function NotFoundPage({ forbidden = false }: { forbidden?: boolean }) {
       <h1>{forbidden ? 'Admins only' : 'Page not found'}</h1>
       <p>
         {forbidden
-          ? 'This page needs an admin token. Sign in with the admin token to see it.'
+          ? 'This page is for admins. Sign in as an admin to see it.'
           : 'There is nothing at this address.'}
       </p>
       <p>

@@ -16,8 +16,33 @@ type ReportDelivery = ReportDetail['deliveries'][number];
 import { AchievementSection } from './achievement.js';
 
 /** The weekly activity reports: the latest (or chosen) one with charts, and the history. */
-export function ReportsPage({ admin, id }: { admin: boolean; id?: number }) {
+export function ReportsPage({
+  admin,
+  readsReports,
+  id,
+}: {
+  admin: boolean;
+  /** Supervisors and admins: the weekly reports cover every team, agents see SLA achievement. */
+  readsReports: boolean;
+  id?: number;
+}) {
   useTitle('Reports');
+  if (!readsReports) {
+    return (
+      <div className="page">
+        <h1>SLA achievement</h1>
+        <p className="muted">
+          Figures over the tickets you see. The weekly activity reports cover every team: a
+          supervisor or an admin reads them.
+        </p>
+        <AchievementSection />
+      </div>
+    );
+  }
+  return <ActivityReports admin={admin} {...(id === undefined ? {} : { id })} />;
+}
+
+function ActivityReports({ admin, id }: { admin: boolean; id?: number }) {
   // after "Generate", poll every second until the new report shows up (at most a minute)
   const [waitingSince, setWaitingSince] = useState<number | undefined>();
   const reports = useQuery({

@@ -5,7 +5,13 @@ import { api } from '../api.js';
 import { ErrorSummary, Field } from '../components/field.js';
 import { choicesOf, PRIORITY_CHOICES, SelectField, TextField } from '../components/form-fields.js';
 import { WithRecord } from '../components/record-loading.js';
-import { agentsQuery, keys, teamsQuery, ticketQuery } from '../data/queries.js';
+import {
+  agentsQuery,
+  keys,
+  mailboxAddressesQuery,
+  teamsQuery,
+  ticketQuery,
+} from '../data/queries.js';
 import { useSave } from '../hooks/use-save.js';
 import { useTitle } from '../hooks/use-title.js';
 import type { Priority, TicketDetail } from '../types.js';
@@ -19,6 +25,8 @@ interface Draft {
   priority: Priority;
   assignee_id: string;
   team_id: string;
+  /** A new ticket only: email the requester from this mailbox ('' : do not). */
+  mailbox_id: string;
 }
 
 const EMPTY: Draft = {
@@ -30,6 +38,7 @@ const EMPTY: Draft = {
   priority: 'normal',
   assignee_id: '',
   team_id: '',
+  mailbox_id: '',
 };
 
 const FIELDS = new Set([
@@ -41,6 +50,7 @@ const FIELDS = new Set([
   'priority',
   'assignee_id',
   'team_id',
+  'mailbox_id',
 ]);
 
 function draftOf(ticket: TicketDetail): Draft {
@@ -53,6 +63,7 @@ function draftOf(ticket: TicketDetail): Draft {
     priority: ticket.priority,
     assignee_id: ticket.assignee_id === null ? '' : String(ticket.assignee_id),
     team_id: ticket.team_id === null ? '' : String(ticket.team_id),
+    mailbox_id: '',
   };
 }
 
@@ -66,6 +77,7 @@ function bodyOf(draft: Draft) {
     priority: draft.priority,
     assignee_id: draft.assignee_id === '' ? null : Number(draft.assignee_id),
     team_id: draft.team_id === '' ? null : Number(draft.team_id),
+    ...(draft.mailbox_id === '' ? {} : { mailbox_id: Number(draft.mailbox_id) }),
   };
 }
 
@@ -95,6 +107,22 @@ function TicketForm({ id, ticket }: { id?: number; ticket?: TicketDetail }) {
   const { issues, message, busy, run } = useSave([keys.tickets]);
   const agents = useQuery({ ...agentsQuery(), refetchInterval: 60_000 });
   const teams = useQuery({ ...teamsQuery(), refetchInterval: 60_000 });
+  const mailboxes = useQuery({ ...mailboxAddressesQuery(), enabled: !editing });
+  const mailbox = mailboxes.data?.items.find((m) => String(m.id) === draft.mailbox_id);
+  // a mailbox brings its team and priority, which stay changeable
+  const chooseMailbox = (value: string) => {
+    const chosen = mailboxes.data?.items.find((m) => String(m.id) === value);
+    setDraft((d) => ({
+      ...d,
+      mailbox_id: value,
+      ...(chosen
+        ? {
+            team_id: chosen.team_id === null ? '' : String(chosen.team_id),
+            priority: chosen.priority,
+          }
+        : {}),
+    }));
+  };
 
   const set =
     <K extends keyof Draft>(key: K) =>
@@ -143,7 +171,32 @@ function TicketForm({ id, ticket }: { id?: number; ticket?: TicketDetail }) {
           onChange={set('subject')}
           input={{ name: 'subject', maxLength: 300, required: true }}
         />
-        <Field path="description" label="Description" issues={issues} hint="Optional.">
+        {!editing && (mailboxes.data?.items.length ?? 0) > 0 ? (
+          <SelectField
+            path="mailbox_id"
+            name="mailbox_id"
+            label="Email the requester from"
+            issues={issues}
+            hint="Optional. The description is sent to the requester as your first reply; their answer comes back to this ticket."
+            value={draft.mailbox_id}
+            onChange={chooseMailbox}
+            choices={[
+              { value: '', label: 'No email (a ticket only)' },
+              ...(mailboxes.data?.items ?? []).map((m) => ({
+                value: String(m.id),
+                label: `${m.display_name} <${m.address}>`,
+              })),
+            ]}
+          />
+        ) : null}
+        <Field
+          path="description"
+          label={mailbox ? 'Message to the requester' : 'Description'}
+          issues={issues}
+          hint={
+            mailbox ? `Emailed from ${mailbox.display_name} <${mailbox.address}>.` : 'Optional.'
+          }
+        >
           {(aria) => (
             <textarea
               {...aria}
@@ -219,7 +272,13 @@ function TicketForm({ id, ticket }: { id?: number; ticket?: TicketDetail }) {
         </div>
         <div className="actions">
           <button type="submit" className="primary" disabled={busy}>
-            {busy ? 'Saving…' : editing ? 'Save changes' : 'Create ticket'}
+            {busy
+              ? 'Saving…'
+              : editing
+                ? 'Save changes'
+                : mailbox
+                  ? 'Create ticket and send'
+                  : 'Create ticket'}
           </button>
           <Link to={editing ? `/tickets/${id}` : '/tickets'} className="button secondary">
             Cancel

@@ -263,7 +263,10 @@ export function TicketsPage({ session }: { session: Session }) {
   );
 }
 
-/** The list's columns: the ticket, its state, and a live countdown per SLA clock. */
+/**
+ * The list's columns: the ticket, its state, and a live countdown per SLA clock (next reply
+ * only while a requester's reply waits for an answer, or once it was answered).
+ */
 const COLUMNS: Column<TicketListItem>[] = [
   { header: '#', num: true, cell: (t) => t.id },
   {
@@ -303,6 +306,20 @@ const COLUMNS: Column<TicketListItem>[] = [
         stoppedAt={t.resolution_stopped_at}
       />
     ),
+  },
+  {
+    header: 'Next reply',
+    cell: (t) =>
+      t.next_reply_state === null ? (
+        <span className="muted">—</span>
+      ) : (
+        <Countdown
+          name="Next reply"
+          dueAt={t.next_reply_due_at}
+          state={t.next_reply_state}
+          stoppedAt={t.next_reply_stopped_at}
+        />
+      ),
   },
   { header: 'SLA', cell: (t) => <SlaBadge breached={t.breached} warned={t.at_risk} /> },
 ];

@@ -19,6 +19,8 @@ export interface LevelDraft extends ChatChannelsDraft {
   team: boolean;
   team_lead: boolean;
   agents: number[];
+  /** "Whoever is on call in schedule X"; a fallback agent the API had is kept. */
+  on_call: { schedule_id: number; fallback_agent_id: number | null }[];
   /** Addresses, one a line (or comma-separated). */
   email: string;
   /** Webhook URLs, one a line; a URL the level had keeps its secret. */
@@ -36,6 +38,7 @@ export const EMPTY_LEVEL: LevelDraft = {
   team: false,
   team_lead: false,
   agents: [],
+  on_call: [],
   email: '',
   webhooks: '',
   slack: [],
@@ -72,6 +75,7 @@ export function draftOf(level: Level): LevelDraft {
     team: level.targets.team,
     team_lead: level.targets.team_lead,
     agents: level.targets.agents,
+    on_call: level.targets.on_call ?? [],
     email: (email ?? []).join('\n'),
     webhooks: (webhooks ?? []).map((w) => w.url).join('\n'),
     ...chatDraftsOf({ slack, teams, pagerduty }),
@@ -89,6 +93,7 @@ export function levelOf(d: LevelDraft) {
       team: d.team,
       team_lead: d.team_lead,
       agents: d.agents,
+      on_call: d.on_call,
       channels: {
         ...d.other,
         email: lines(d.email),
@@ -100,7 +105,11 @@ export function levelOf(d: LevelDraft) {
 }
 
 /** Who a level notifies, in words; chat channels by their names (their URLs are secrets). */
-export function levelTargetsText(level: Level, agents: Agent[]): string {
+export function levelTargetsText(
+  level: Level,
+  agents: Agent[],
+  schedules: { id: number; name: string }[] = [],
+): string {
   const t = level.targets;
   const channels = channelsOfLevel(level);
   const parts: string[] = [];
@@ -108,6 +117,10 @@ export function levelTargetsText(level: Level, agents: Agent[]): string {
   if (t.team) parts.push('the team');
   if (t.team_lead) parts.push('the team lead');
   for (const id of t.agents) parts.push(agents.find((a) => a.id === id)?.name ?? `agent ${id}`);
+  for (const { schedule_id } of t.on_call ?? []) {
+    const name = schedules.find((s) => s.id === schedule_id)?.name ?? `schedule ${schedule_id}`;
+    parts.push(`whoever is on call in ${name}`);
+  }
   if (channels.email?.length) parts.push(channels.email.join(', '));
   const hooks = channels.webhooks?.length ?? 0;
   if (hooks > 0) parts.push(`${hooks} webhook${hooks > 1 ? 's' : ''}`);

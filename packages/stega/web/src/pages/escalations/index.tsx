@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { LoadState, Section } from '../../components/layout.js';
-import { agentsQuery, escalationPoliciesQuery } from '../../data/queries.js';
+import { agentsQuery, escalationPoliciesQuery, getQuery, keys } from '../../data/queries.js';
 import { formatMinutes } from '../../format.js';
 import { useTitle } from '../../hooks/use-title.js';
 import type { Agent, EscalationPolicy } from '../../types.js';
@@ -52,6 +52,9 @@ function PolicyCard({
   admin: boolean;
 }) {
   const [open, setOpen] = useState(false);
+  const schedules = useQuery(
+    getQuery<{ items: { id: number; name: string }[] }>(keys.schedules, '/api/schedules'),
+  );
   if (open) {
     return (
       <PolicyForm policy={policy} agents={agents} readOnly={!admin} onDone={() => setOpen(false)} />
@@ -71,7 +74,7 @@ function PolicyCard({
             {level.delay_minutes === 0
               ? 'at the breach'
               : `${formatMinutes(level.delay_minutes)} after the breach`}{' '}
-            → {levelTargetsText(level, agents)}
+            → {levelTargetsText(level, agents, schedules.data?.items)}
           </li>
         ))}
       </ol>

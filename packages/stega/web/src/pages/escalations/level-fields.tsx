@@ -1,8 +1,10 @@
+import { useQuery } from '@tanstack/react-query';
 import type { Issue } from '../../api.js';
 import type { ChatChannelsDraft } from '../../components/chat-channel-drafts.js';
 import { ChatChannelFields } from '../../components/chat-channel-list.js';
 import { Field, FieldError, type FieldProps, fieldId, issueAt } from '../../components/field.js';
 import { TextField } from '../../components/form-fields.js';
+import { getQuery, keys } from '../../data/queries.js';
 import type { Agent } from '../../types.js';
 import type { LevelDraft } from './draft.js';
 
@@ -84,6 +86,7 @@ function AgentTargets({ index: i, level, onChange, agents }: LevelProps & { agen
           </label>
         ))}
       </div>
+      <OnCallTargets index={i} level={level} onChange={onChange} />
       {agents.length > 0 ? (
         <fieldset>
           <legend>Level {i} agents</legend>
@@ -106,6 +109,40 @@ function AgentTargets({ index: i, level, onChange, agents }: LevelProps & { agen
         </fieldset>
       ) : null}
     </>
+  );
+}
+
+/** Whoever is on call in the schedules checked, when the level fires. */
+function OnCallTargets({
+  index: i,
+  level,
+  onChange,
+}: Pick<LevelProps, 'index' | 'level' | 'onChange'>) {
+  const schedules = useQuery(
+    getQuery<{ items: { id: number; name: string }[] }>(keys.schedules, '/api/schedules'),
+  );
+  const list = schedules.data?.items ?? [];
+  if (list.length === 0) return null;
+  return (
+    <fieldset>
+      <legend>Level {i} on call in</legend>
+      {list.map((s) => (
+        <label key={s.id} className="checkbox">
+          <input
+            type="checkbox"
+            checked={level.on_call.some((t) => t.schedule_id === s.id)}
+            onChange={(e) =>
+              onChange({
+                on_call: e.target.checked
+                  ? [...level.on_call, { schedule_id: s.id, fallback_agent_id: null }]
+                  : level.on_call.filter((t) => t.schedule_id !== s.id),
+              })
+            }
+          />{' '}
+          {s.name}
+        </label>
+      ))}
+    </fieldset>
   );
 }
 

@@ -6,6 +6,7 @@ import type { Queue } from '../../types.js';
 import { DeadLetterSection } from './dead-letters.js';
 import { DeliveryChart, OutstandingSection } from './deliveries.js';
 import { JobSection } from './jobs.js';
+import { MailQuarantineSection } from './mail-quarantine.js';
 import { QueueSection } from './queues.js';
 import { TakeoverSection } from './takeovers.js';
 
@@ -40,6 +41,7 @@ export function OperationsPage() {
       {items.map((queue) => (
         <DeadLetterSection key={queue.queue_name} queue={queue.queue_name} />
       ))}
+      <MailQuarantineSection />
       <JobSection />
     </div>
   );

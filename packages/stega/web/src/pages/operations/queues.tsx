@@ -95,7 +95,7 @@ function ConsumerRows({ consumer }: { consumer: Consumer }) {
       {consumer.subconsumers.map((m) => (
         <tr
           key={m.name}
-          className={`member-row${m.current_batch !== null ? ' busy' : ''}`}
+          className={`member-row${m.current_batch !== null ? ' busy' : ''}${m.gone ? ' gone' : ''}`}
           data-subconsumer={m.name}
         >
           <th scope="row" className="member">
@@ -104,7 +104,14 @@ function ConsumerRows({ consumer }: { consumer: Consumer }) {
             <span className="replica">{m.name}</span>
           </th>
           <td data-label="Holds batch" className="batch">
-            {batchText(m.current_batch)}
+            {m.gone ? (
+              <strong className="member-gone">
+                silent for {formatDuration((m.last_seen_seconds ?? 0) * 1000)}: stopped or frozen
+                {m.current_batch === null ? '' : ` (held batch ${m.current_batch})`}
+              </strong>
+            ) : (
+              batchText(m.current_batch)
+            )}
           </td>
           <ActivityCells of={m} />
         </tr>

@@ -6,7 +6,9 @@ import { CheckField } from '../../components/form-fields.js';
 import { Section } from '../../components/layout.js';
 import { agentsQuery } from '../../data/queries.js';
 import { formatDateTime } from '../../format.js';
+import { useOlderPages } from '../../hooks/use-older-pages.js';
 import type { Session, TicketDetail } from '../../types.js';
+import { EmailState } from './email-state.js';
 
 export function Conversation({
   ticket,
@@ -19,7 +21,6 @@ export function Conversation({
 }) {
   const [body, setBody] = useState('');
   const [publicReply, setPublicReply] = useState(true);
-  const [fromRequester, setFromRequester] = useState(false);
   const [issues, setIssues] = useState<Issue[]>([]);
   const [busy, setBusy] = useState(false);
   // a token of no agent (the configured admin token) picks the agent it writes as
@@ -27,11 +28,18 @@ export function Conversation({
   const agents = useQuery({ ...agentsQuery(), enabled: picksAgent, refetchInterval: 60_000 });
   const [chosen, setChosen] = useState<string | undefined>(() => readReplyAs());
   const agentList = agents.data?.items ?? [];
+  // the one replying is the token's holder, no agent, until they pick one (never the first
+  // agent in the list, who would be answering without knowing it)
   const replyAs =
-    chosen !== undefined && (chosen === '' || agentList.some((a) => String(a.id) === chosen))
-      ? chosen
-      : String(agentList[0]?.id ?? '');
+    chosen !== undefined && agentList.some((a) => String(a.id) === chosen) ? chosen : '';
   const replyAgent = agentList.find((a) => String(a.id) === replyAs);
+  // the ticket brings its newest comments; older ones come a page at a time
+  const thread = useOlderPages({
+    latest: ticket.comments,
+    latestNextCursor: ticket.comments_next_cursor,
+    path: `/api/tickets/${ticket.id}/comments`,
+    at: (c) => c.created_at,
+  });
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setBusy(true);
@@ -40,16 +48,14 @@ export function Conversation({
       await api(
         'POST',
         `/api/tickets/${ticket.id}/comments`,
-        fromRequester
-          ? { body, from_requester: true }
-          : {
-              body,
-              public_reply: publicReply,
-              ...(picksAgent && replyAs !== '' ? { agent_id: Number(replyAs) } : {}),
-            },
+        // customer replies arrive through an integration (comments:requester), never from here
+        {
+          body,
+          public_reply: publicReply,
+          ...(picksAgent && replyAs !== '' ? { agent_id: Number(replyAs) } : {}),
+        },
       );
       setBody('');
-      setFromRequester(false);
       onAdded();
     } catch (error) {
       setIssues(
@@ -62,7 +68,7 @@ export function Conversation({
     }
   };
   return (
-    <Section id="conversation" title={`Conversation (${ticket.comments.length})`}>
+    <Section id="conversation" title={`Conversation (${ticket.comments_total})`}>
       <form onSubmit={submit} noValidate className="form">
         {picksAgent ? (
           <Field
@@ -108,10 +114,6 @@ export function Conversation({
         <CheckField checked={publicReply} onChange={setPublicReply}>
           Public reply (visible to the requester)
         </CheckField>
-        <CheckField checked={fromRequester} onChange={setFromRequester}>
-          From the requester (a customer reply: the next agent reply is due within the policy’s
-          next-reply target)
-        </CheckField>
         <div className="actions">
           <button type="submit" className="primary" disabled={busy}>
             Add comment
@@ -119,7 +121,7 @@ export function Conversation({
         </div>
       </form>
       <ol className="comments" aria-label="Thread, newest first">
-        {[...ticket.comments].reverse().map((c) => (
+        {thread.items.map((c) => (
           <li key={c.id} className={c.public_reply ? 'reply' : 'note'}>
             <p className="small muted">
               <strong>{c.author_name}</strong> · {formatDateTime(c.created_at)}
@@ -129,9 +131,27 @@ export function Conversation({
                   ? ' · reply to the requester'
                   : ' · internal note'}
             </p>
-            <p className="comment-body">{c.body}</p>
+            <CommentBody body={c.body} quotedFrom={c.quoted_from ?? null} />
+            {c.email ? (
+              <EmailState ticketId={ticket.id} email={c.email} onChanged={onAdded} />
+            ) : null}
           </li>
         ))}
+        {thread.hasOlder ? (
+          <li className="older">
+            <button
+              type="button"
+              className="secondary"
+              disabled={thread.loading}
+              onClick={() => void thread.loadOlder()}
+            >
+              {thread.loading
+                ? 'Loading…'
+                : `Show older comments (${ticket.comments_total - thread.items.length} more)`}
+            </button>
+            {thread.error ? <p className="notice error">{thread.error}</p> : null}
+          </li>
+        ) : null}
         {ticket.description ? (
           <li className="request">
             <p className="small muted">
@@ -139,10 +159,27 @@ export function Conversation({
               request
             </p>
             <p className="comment-body">{ticket.description}</p>
+            {ticket.acknowledgement ? (
+              <EmailState ticketId={ticket.id} email={ticket.acknowledgement} onChanged={onAdded} />
+            ) : null}
           </li>
         ) : null}
       </ol>
     </Section>
+  );
+}
+
+/** A comment's text; the quoted history an email client added under it, folded. */
+function CommentBody({ body, quotedFrom }: { body: string; quotedFrom: number | null }) {
+  if (quotedFrom === null) return <p className="comment-body">{body}</p>;
+  return (
+    <>
+      <p className="comment-body">{body.slice(0, quotedFrom).trimEnd()}</p>
+      <details className="quoted">
+        <summary className="small muted">Show the quoted text</summary>
+        <p className="comment-body muted">{body.slice(quotedFrom)}</p>
+      </details>
+    </>
   );
 }
 

@@ -13,6 +13,7 @@ import { NEXT_STATUSES, type Session, type TicketStatus } from '../../types.js';
 import type { Names } from '../../words.js';
 import { AlertsSection } from './alerts.js';
 import { Conversation } from './conversation.js';
+import { MailSection } from './mail.js';
 import {
   ActivitySection,
   BreachesSection,
@@ -110,6 +111,8 @@ export function TicketPage({ id, session }: { id: number; session: Session }) {
 
       <Conversation ticket={t} session={session} onAdded={refresh} />
 
+      <MailSection ticketId={t.id} />
+
       <div className="grid-2">
         <DetailsSection ticket={t} />
         <ClocksSection clocks={t.clocks} now={now} />
@@ -121,7 +124,7 @@ export function TicketPage({ id, session }: { id: number; session: Session }) {
 
       <AlertsSection ticket={t} names={names} />
 
-      <ActivitySection activity={t.activity} names={names} />
+      <ActivitySection ticket={t} names={names} />
     </div>
   );
 }

@@ -2,6 +2,7 @@ import { Link } from 'react-router';
 import { Countdown } from '../../components/countdown.js';
 import { Section } from '../../components/layout.js';
 import { formatDateTime, formatDuration, formatMinutes, label } from '../../format.js';
+import { useOlderPages } from '../../hooks/use-older-pages.js';
 import type { Clock, TicketDetail } from '../../types.js';
 import { activityText, type Names } from '../../words.js';
 
@@ -78,17 +79,18 @@ export function BreachesSection({ breaches }: { breaches: TicketDetail['breaches
 }
 
 /** What happened to the ticket, in sentences, newest first. */
-export function ActivitySection({
-  activity,
-  names,
-}: {
-  activity: TicketDetail['activity'];
-  names: Names;
-}) {
+export function ActivitySection({ ticket, names }: { ticket: TicketDetail; names: Names }) {
+  // the ticket brings its newest entries; older ones come a page at a time
+  const activity = useOlderPages({
+    latest: ticket.activity,
+    latestNextCursor: ticket.activity_next_cursor,
+    path: `/api/tickets/${ticket.id}/activity`,
+    at: (a) => a.at,
+  });
   return (
     <Section id="activity" title="Activity">
       <ol className="activity">
-        {[...activity].reverse().map((a) => (
+        {activity.items.map((a) => (
           <li key={a.id}>
             <time dateTime={a.at}>{formatDateTime(a.at)}</time>
             <span>
@@ -97,6 +99,19 @@ export function ActivitySection({
           </li>
         ))}
       </ol>
+      {activity.hasOlder ? (
+        <p>
+          <button
+            type="button"
+            className="secondary"
+            disabled={activity.loading}
+            onClick={() => void activity.loadOlder()}
+          >
+            {activity.loading ? 'Loading…' : 'Show earlier activity'}
+          </button>
+        </p>
+      ) : null}
+      {activity.error ? <p className="notice error">{activity.error}</p> : null}
     </Section>
   );
 }

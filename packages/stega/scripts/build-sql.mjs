@@ -1,0 +1,123 @@
+// Inlines Stega's SQL into src/db/generated/sql.ts, so the app never reads SQL files at run
+// time: the migrations (src/db/migrations, forward-only: never edit a released one) and the
+// functions (sql/functions, one `create or replace function` per file, in the order of
+// sql/install.manifest), which migrate() re-applies after the migrations every time.
+//
+// A migration that needs a function which no migration made yet (a new trigger's) creates it
+// there as well; the function's file, applied right after in the same transaction, is the
+// body that counts from then on.
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const migrationsDir = path.join(root, 'src', 'db', 'migrations');
+const functionsDir = path.join(root, 'sql', 'functions');
+
+const migrations = readdirSync(migrationsDir)
+  .filter((file) => /^\d{6}_[a-z0-9_]+\.sql$/.test(file))
+  .sort()
+  .map((file) => ({
+    id: Number(file.slice(0, 6)),
+    name: file.slice(7, -4),
+    sql: readFileSync(path.join(migrationsDir, file), 'utf8'),
+  }));
+// Two branches adding the same number would silently skip one migration: refuse it.
+const seen = new Set();
+for (const migration of migrations) {
+  if (seen.has(migration.id)) throw new Error(`two migrations numbered ${migration.id}`);
+  seen.add(migration.id);
+}
+
+/** The manifest lists the function files in order; lines starting with '#' are headings. */
+const manifest = readFileSync(path.join(root, 'sql', 'install.manifest'), 'utf8')
+  .split('\n')
+  .map((line) => line.trim())
+  .filter((line) => line && !line.startsWith('#'));
+
+const files = readdirSync(functionsDir).filter((file) => file.endsWith('.sql'));
+for (const file of files) {
+  if (!manifest.includes(file))
+    throw new Error(`sql/functions/${file} is not in sql/install.manifest`);
+}
+for (const file of manifest) {
+  if (!files.includes(file))
+    throw new Error(`sql/install.manifest names ${file}, which sql/functions lacks`);
+  if (manifest.indexOf(file) !== manifest.lastIndexOf(file)) {
+    throw new Error(`sql/install.manifest names ${file} twice`);
+  }
+}
+
+/**
+ * Each file: one function (all its overloads) named after the file, opening with its header
+ * (`-- <name>: purpose`, then `-- trigger:` naming its trigger, `-- parameters:` when it takes
+ * any, `-- returns:`, `-- tables:`),
+ * and pinning search_path with pg_temp last, or a caller's temporary objects would shadow
+ * Stega's tables.
+ */
+function checkFunctionFile(file, body) {
+  const own = file.slice(0, -'.sql'.length);
+  const name = own.slice('stega.'.length);
+  const statements = [...body.matchAll(/^create or replace function ([\w.]+)\(([^)]*)\)/gm)];
+  const defined = new Set(statements.map((m) => m[1]));
+  if (defined.size !== 1 || !defined.has(own)) {
+    throw new Error(`${file}: must define ${own} alone (defines ${[...defined].join(', ')})`);
+  }
+  if (/^create (?:function|procedure)|^create or replace procedure/m.test(body)) {
+    throw new Error(`${file}: functions only, each as \`create or replace function\``);
+  }
+  const header = body.slice(0, body.search(/^create /m));
+  if (!header.startsWith(`-- ${name}: `)) {
+    throw new Error(`${file}: must open with its header comment "-- ${name}: …"`);
+  }
+  const needed = [
+    ...(/\breturns trigger\b/.test(body) ? ['trigger'] : []),
+    ...(statements.some((m) => m[2].trim() !== '') ? ['parameters'] : []),
+    'returns',
+    'tables',
+  ];
+  for (const part of needed) {
+    if (!new RegExp(`^-- ${part}: `, 'm').test(header)) {
+      throw new Error(`${file}: its header lacks "-- ${part}: …"`);
+    }
+  }
+  for (const statement of body.split(/(?=^create or replace function )/m).slice(1)) {
+    const head = statement.slice(0, statement.search(/^as \$/m));
+    if (!/^ *set search_path = stega, pg_catalog, pg_temp$/m.test(head)) {
+      throw new Error(`${file}: must set search_path = stega, pg_catalog, pg_temp`);
+    }
+  }
+}
+
+const functions = manifest.map((file) => {
+  const sql = readFileSync(path.join(functionsDir, file), 'utf8');
+  checkFunctionFile(file, sql);
+  return { file, sql };
+});
+
+// Every function the migrations leave behind has its file, so the files hold every body.
+const left = new Set();
+for (const { sql } of migrations) {
+  for (const m of sql.matchAll(
+    /^(create(?: or replace)?|drop) function(?: if exists)? (stega\.\w+)/gim,
+  )) {
+    if (m[1].toLowerCase() === 'drop') left.delete(m[2]);
+    else left.add(m[2]);
+  }
+}
+for (const fn of left) {
+  if (!manifest.includes(`${fn}.sql`)) {
+    throw new Error(`the migrations define ${fn}, which has no file sql/functions/${fn}.sql`);
+  }
+}
+
+mkdirSync(path.join(root, 'src', 'db', 'generated'), { recursive: true });
+writeFileSync(
+  path.join(root, 'src', 'db', 'generated', 'sql.ts'),
+  [
+    '// Generated by scripts/build-sql.mjs from src/db/migrations and sql/functions. Do not edit.',
+    `export const migrations: { id: number; name: string; sql: string }[] = ${JSON.stringify(migrations, null, 2)};`,
+    `export const functions: { file: string; sql: string }[] = ${JSON.stringify(functions, null, 2)};`,
+    '',
+  ].join('\n'),
+);

@@ -1,0 +1,112 @@
+import type { Queryable } from '@stega/pgque';
+
+/** A ledger row of a paged person's rule step, as acknowledging from it needs it. */
+export interface PageDelivery {
+  id: number;
+  alert_type: string;
+  alert_id: number;
+  ticket_id: number;
+  channel: string;
+  /** The number (or address) it was sent to. */
+  secret: string | null;
+  page_agent_id: number;
+  /** The escalation chain the alert belongs to (an escalation level's, a breach's), null: none. */
+  escalation_id: number | null;
+}
+
+/** The rule-step delivery `id` (null when no such row, or it is no person's step). */
+export async function pageDeliveryGet(db: Queryable, id: number): Promise<PageDelivery | null> {
+  const { rows } = await db.query(
+    `select d.id, d.alert_type, d.alert_id, d.ticket_id, d.channel, d.secret, d.page_agent_id,
+            case d.alert_type
+              when 'escalation' then (select f.escalation_id from stega.escalation_firings f
+                                       where f.id = d.alert_id)
+              when 'breach' then (select e.id from stega.escalations e where e.breach_id = d.alert_id
+                                   order by e.id limit 1)
+            end as escalation_id
+       from stega.alert_deliveries d
+      where d.id = $1 and d.page_agent_id is not null`,
+    [id],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    id: Number(row.id),
+    alert_type: String(row.alert_type),
+    alert_id: Number(row.alert_id),
+    ticket_id: Number(row.ticket_id),
+    channel: String(row.channel),
+    secret: (row.secret as string | null) ?? null,
+    page_agent_id: Number(row.page_agent_id),
+    escalation_id: row.escalation_id == null ? null : Number(row.escalation_id),
+  };
+}
+
+/**
+ * Records what a provider reported of a delivery, once per status: false when that status
+ * was recorded before (a replayed callback), or the delivery does not exist.
+ */
+export async function deliveryReceiptInsert(
+  db: Queryable,
+  receipt: { deliveryId: number; providerId: string | null; status: string; raw: unknown },
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `insert into stega.delivery_receipts (delivery_id, provider_id, status, raw)
+     select d.id, $2, $3, $4::jsonb from stega.alert_deliveries d where d.id = $1
+     on conflict (delivery_id, status) do nothing`,
+    [receipt.deliveryId, receipt.providerId, receipt.status, JSON.stringify(receipt.raw)],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+/** One line of a person's notification log. */
+export interface NotificationLogEntry {
+  delivery_id: number;
+  alert_type: string;
+  alert_id: number;
+  ticket_id: number;
+  method: string;
+  step: number;
+  status: string;
+  /** When it was (or is) to be sent. */
+  scheduled_at: Date | null;
+  delivered_at: Date | null;
+  last_error: string | null;
+  /** The provider's reports, oldest first. */
+  receipts: { status: string; reported_at: string }[];
+  created_at: Date;
+}
+
+/** The person's rule-step deliveries, newest first, with their receipts. */
+export async function notificationLogList(
+  db: Queryable,
+  agentId: number,
+  limit: number,
+): Promise<NotificationLogEntry[]> {
+  const { rows } = await db.query(
+    `select d.id, d.alert_type, d.alert_id, d.ticket_id, d.channel, d.page_step, d.status,
+            d.next_attempt_at, d.delivered_at, d.last_error, d.created_at,
+            (select coalesce(jsonb_agg(jsonb_build_object('status', r.status,
+                                 'reported_at', r.reported_at) order by r.reported_at, r.id), '[]')
+               from stega.delivery_receipts r where r.delivery_id = d.id) as receipts
+       from stega.alert_deliveries d
+      where d.page_agent_id = $1
+      order by d.created_at desc, d.id desc
+      limit $2`,
+    [agentId, limit],
+  );
+  return rows.map((row) => ({
+    delivery_id: Number(row.id),
+    alert_type: String(row.alert_type),
+    alert_id: Number(row.alert_id),
+    ticket_id: Number(row.ticket_id),
+    method: String(row.channel),
+    step: Number(row.page_step),
+    status: String(row.status),
+    scheduled_at: (row.next_attempt_at as Date | null) ?? null,
+    delivered_at: (row.delivered_at as Date | null) ?? null,
+    last_error: (row.last_error as string | null) ?? null,
+    receipts: row.receipts as { status: string; reported_at: string }[],
+    created_at: row.created_at as Date,
+  }));
+}

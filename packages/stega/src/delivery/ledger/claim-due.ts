@@ -1,0 +1,72 @@
+import { type Claim, type ClaimedDelivery, claimedOf, type LedgerDb } from './rows.js';
+
+/**
+ * Claims up to `limit` due deliveries, oldest first: retries due, claims whose lease lapsed
+ * or whose claimant's session ended (a worker killed, frozen or cut off), and fallbacks at
+ * their deadline while a primary of their alert is still undelivered and nobody has the
+ * alert (fallbackCancelMoot cancels those, saying why); none behind an open circuit (its
+ * probe goes first, deliveryClaimProbes). One autocommit statement; locked rows are skipped.
+ */
+export async function deliveryClaimDue(
+  db: LedgerDb,
+  limit: number,
+  claim: Claim,
+): Promise<ClaimedDelivery[]> {
+  if (limit <= 0) return [];
+  const { rows } = await db.query({
+    name: 'delivery_claim_due',
+    text: `with live as materialized (
+       -- the sessions alive now, read once (not once per claimed row)
+       select a.pid, a.backend_start from pg_catalog.pg_stat_activity a
+        where a.backend_start is not null
+     )
+     update stega.alert_deliveries d
+        set status = 'sending', claim_token = $1::uuid, attempts = d.attempts + 1,
+            last_attempt_at = now(), next_attempt_at = now() + make_interval(secs => $2::double precision),
+            claim_pid = $4::int, claim_backend_start = $5::timestamptz, updated_at = now()
+      where d.id in (
+        select d.id from stega.alert_deliveries d
+         where d.payload is not null and d.channel <> 'in_app'
+           and (d.endpoint is null
+                or not exists (select 1 from stega.delivery_endpoints e
+                                where e.endpoint = d.endpoint and e.state = 'open'))
+           and ((d.status in ('pending', 'sending', 'retrying', 'failed')
+                 and (d.next_attempt_at <= now()
+                      or (d.status = 'sending' and d.claim_pid is not null
+                          and (d.claim_pid, d.claim_backend_start)
+                              not in (select live.pid, live.backend_start from live))))
+                or (d.status = 'scheduled' and d.next_attempt_at <= now()
+                    and exists (select 1 from stega.alert_deliveries p
+                                 where p.alert_type = d.alert_type and p.alert_id = d.alert_id
+                                   and not p.fallback and p.channel <> 'in_app'
+                                   and p.status <> 'delivered'
+                                   and (p.channel <> 'pagerduty' or p.recipient like 'trigger:%'))
+                    -- not moot (as fallbackCancelMoot judges it): it may have become so
+                    -- since that statement ran
+                    and not exists (select 1 from stega.tickets t
+                                     where t.id = d.ticket_id and t.status in ('resolved', 'closed'))
+                    and not exists (select 1 from stega.escalations e
+                                     where e.acknowledged_at is not null
+                                       and e.breach_id = case d.alert_type
+                                             when 'breach' then d.alert_id
+                                             when 'escalation' then (d.payload ->> 'breach_id')::bigint end)
+                    and not exists (select 1 from stega.sla_outcomes o
+                                     where o.ticket_id = d.ticket_id and o.kind = d.payload ->> 'kind'
+                                       and (d.payload ->> 'detected_at')::timestamptz
+                                           between o.started_at and o.stopped_at)))
+         order by d.next_attempt_at
+         limit $3
+         for update of d skip locked)
+      returning d.id, d.alert_type, d.alert_id, d.ticket_id, d.channel, d.recipient, d.fallback,
+                d.endpoint, d.attempts, d.give_up_at, d.retry_delays, d.payload, d.secret,
+                d.claim_token`,
+    values: [
+      claim.token,
+      claim.leaseSeconds,
+      limit,
+      claim.owner?.pid ?? null,
+      claim.owner?.backendStart ?? null,
+    ],
+  });
+  return rows.map((row) => claimedOf(row));
+}

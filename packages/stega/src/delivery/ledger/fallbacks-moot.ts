@@ -1,0 +1,41 @@
+import type { LedgerDb } from './rows.js';
+
+/**
+ * Cancels the fallback rows due that have become moot, saying why: someone has the alert.
+ * Its ticket is resolved or closed, its breach's escalation was acknowledged, or its SLA
+ * cycle's clock stopped (met, or a late reply). stega.fallbacks_cancel (migration 000090)
+ * cancels such rows when that is recorded; this catches a row recorded after that (its alert
+ * delivered late). Returns how many. One autocommit statement; locked rows are skipped.
+ */
+export async function fallbackCancelMoot(db: LedgerDb): Promise<number> {
+  const { rowCount } = await db.query({
+    name: 'delivery_fallback_cancel_moot',
+    text: `with moot as (
+       select f.id, m.reason
+         from stega.alert_deliveries f
+        -- evaluated once per row (offset 0 keeps the planner from inlining it into both uses)
+        cross join lateral (
+          select coalesce(
+            (select 'the ticket was ' || t.status from stega.tickets t
+              where t.id = f.ticket_id and t.status in ('resolved', 'closed')),
+            (select 'acknowledged by ' || e.acknowledged_by from stega.escalations e
+              where e.acknowledged_at is not null
+                and e.breach_id = case f.alert_type when 'breach' then f.alert_id
+                                    when 'escalation' then (f.payload ->> 'breach_id')::bigint end),
+            (select case when o.met then 'the SLA target was met' else 'the ticket was answered' end
+               from stega.sla_outcomes o
+              where o.ticket_id = f.ticket_id and o.kind = f.payload ->> 'kind'
+                and (f.payload ->> 'detected_at')::timestamptz between o.started_at and o.stopped_at
+              limit 1)) as reason
+          offset 0) m
+        where f.status = 'scheduled' and f.next_attempt_at <= now() and m.reason is not null
+        for update of f skip locked
+     )
+     update stega.alert_deliveries f
+        set status = 'cancelled', next_attempt_at = null, updated_at = now(),
+            last_error = 'cancelled: ' || moot.reason || ' before the fallback deadline'
+       from moot where f.id = moot.id`,
+    values: [],
+  });
+  return rowCount ?? 0;
+}

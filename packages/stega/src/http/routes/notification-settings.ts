@@ -1,0 +1,252 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  contactMethodInputSchema,
+  notificationRulesSchema,
+  RULE_METHODS,
+  verificationCodeSchema,
+} from '../../domain/notification-rules.js';
+import type { ServiceContext } from '../../services/context.js';
+import {
+  addContactMethod,
+  getNotificationLog,
+  getNotificationRules,
+  getTeamNotificationRules,
+  listContactMethods,
+  removeContactMethod,
+  resendVerification,
+  setNotificationRules,
+  type VerificationSender,
+  verifyContactMethod,
+} from '../../services/notification-settings.js';
+import { actorOf } from '../auth.js';
+import { itemsOf } from '../response-schemas.js';
+import { errors, idParams } from '../schemas.js';
+
+const methodParams = idParams.extend({
+  methodId: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+});
+
+const contactMethodOut = z.object({
+  id: z.number(),
+  method: z.enum(['email', 'sms', 'voice', 'push', 'slack_dm']),
+  address: z.string().describe('the number, address or Slack user id (a push endpoint: its host)'),
+  label: z.string().nullable(),
+  verified: z.boolean().describe('an unverified method is never used by a rule'),
+  verified_at: z.date().nullable(),
+  created_at: z.date(),
+});
+
+const stepOut = z.object({ method: z.enum(RULE_METHODS), delay_minutes: z.number() });
+const rulesOut = z.object({
+  high: z.array(stepOut).optional().describe('breaches and escalation levels'),
+  low: z.array(stepOut).optional().describe('warnings'),
+});
+
+const logOut = z.object({
+  delivery_id: z.number(),
+  alert_type: z.string(),
+  alert_id: z.number(),
+  ticket_id: z.number(),
+  method: z.string(),
+  step: z.number(),
+  status: z.string(),
+  scheduled_at: z.date().nullable(),
+  delivered_at: z.date().nullable(),
+  last_error: z.string().nullable(),
+  receipts: z.array(z.object({ status: z.string(), reported_at: z.string() })),
+  created_at: z.date(),
+});
+
+/**
+ * "How to reach me" (issue 25): contact methods with their verification, notification rules
+ * per urgency (an agent's own; a team's defaults, which apply until an agent sets their own),
+ * and a person's notification log. An agent reads and changes their own, an admin anyone's.
+ */
+export function notificationSettingsRoutes(
+  ctx: ServiceContext,
+  sender: VerificationSender,
+): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.get(
+      '/api/agents/:id/contact-methods',
+      {
+        config: { access: 'agent' },
+        schema: {
+          tags: ['on-call'],
+          summary: "An agent's contact methods",
+          params: idParams,
+          response: { 200: itemsOf(contactMethodOut), ...errors },
+        },
+      },
+      async (request) => ({
+        items: await listContactMethods(ctx, actorOf(request), request.params.id),
+      }),
+    );
+
+    app.post(
+      '/api/agents/:id/contact-methods',
+      {
+        config: { access: 'agent' },
+        schema: {
+          tags: ['on-call'],
+          summary:
+            'Add a contact method: an SMS or voice number (E.164) gets a 6-digit code to verify; email: the sign-in address, verified at once',
+          params: idParams,
+          body: contactMethodInputSchema,
+          response: { 201: contactMethodOut, ...errors },
+        },
+      },
+      async (request, reply) =>
+        reply
+          .code(201)
+          .send(
+            await addContactMethod(ctx, sender, actorOf(request), request.params.id, request.body),
+          ),
+    );
+
+    app.post(
+      '/api/agents/:id/contact-methods/:methodId/verify',
+      {
+        config: { access: 'agent' },
+        schema: {
+          tags: ['on-call'],
+          summary: 'Verify a contact method with the code it received',
+          params: methodParams,
+          body: z.strictObject({ code: verificationCodeSchema }),
+          response: { 200: contactMethodOut, ...errors },
+        },
+      },
+      async (request) =>
+        verifyContactMethod(
+          ctx,
+          actorOf(request),
+          request.params.id,
+          request.params.methodId,
+          request.body.code,
+        ),
+    );
+
+    app.post(
+      '/api/agents/:id/contact-methods/:methodId/resend',
+      {
+        config: { access: 'agent' },
+        schema: {
+          tags: ['on-call'],
+          summary: 'Send a new verification code (the previous one stops counting)',
+          params: methodParams,
+          response: { 200: contactMethodOut, ...errors },
+        },
+      },
+      async (request) =>
+        resendVerification(
+          ctx,
+          sender,
+          actorOf(request),
+          request.params.id,
+          request.params.methodId,
+        ),
+    );
+
+    app.delete(
+      '/api/agents/:id/contact-methods/:methodId',
+      {
+        config: { access: 'agent' },
+        schema: {
+          tags: ['on-call'],
+          summary: 'Remove a contact method',
+          params: methodParams,
+          response: { 204: z.undefined(), ...errors },
+        },
+      },
+      async (request, reply) => {
+        await removeContactMethod(
+          ctx,
+          actorOf(request),
+          request.params.id,
+          request.params.methodId,
+        );
+        return reply.code(204).send();
+      },
+    );
+
+    app.get(
+      '/api/agents/:id/notification-rules',
+      {
+        config: { access: 'agent' },
+        schema: {
+          tags: ['on-call'],
+          summary:
+            "An agent's own notification rules per urgency (absent: their team's default applies)",
+          params: idParams,
+          response: { 200: rulesOut, ...errors },
+        },
+      },
+      async (request) => getNotificationRules(ctx, actorOf(request), request.params.id),
+    );
+
+    app.put(
+      '/api/agents/:id/notification-rules',
+      {
+        config: { access: 'agent' },
+        schema: {
+          tags: ['on-call'],
+          summary:
+            "Set an agent's notification rules: per urgency, steps of (method, delay_minutes) in order of delay; an empty list returns to the team default",
+          params: idParams,
+          body: notificationRulesSchema,
+          response: { 200: rulesOut, ...errors },
+        },
+      },
+      async (request) =>
+        setNotificationRules(ctx, actorOf(request), { agentId: request.params.id }, request.body),
+    );
+
+    app.get(
+      '/api/teams/:id/notification-rules',
+      {
+        config: { access: 'agent' },
+        schema: {
+          tags: ['on-call'],
+          summary: "A team's default notification rules (for members with none of their own)",
+          params: idParams,
+          response: { 200: rulesOut, ...errors },
+        },
+      },
+      async (request) => getTeamNotificationRules(ctx, request.params.id),
+    );
+
+    app.put(
+      '/api/teams/:id/notification-rules',
+      {
+        config: { access: 'admin' },
+        schema: {
+          tags: ['on-call'],
+          summary: "Set a team's default notification rules",
+          params: idParams,
+          body: notificationRulesSchema,
+          response: { 200: rulesOut, ...errors },
+        },
+      },
+      async (request) =>
+        setNotificationRules(ctx, actorOf(request), { teamId: request.params.id }, request.body),
+    );
+
+    app.get(
+      '/api/agents/:id/notification-log',
+      {
+        config: { access: 'agent' },
+        schema: {
+          tags: ['on-call'],
+          summary:
+            "A person's notification log: each rule step sent or scheduled, by which method, when, and the provider's receipts",
+          params: idParams,
+          response: { 200: itemsOf(logOut), ...errors },
+        },
+      },
+      async (request) => ({
+        items: await getNotificationLog(ctx, actorOf(request), request.params.id),
+      }),
+    );
+  };
+}

@@ -1,0 +1,261 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { ServiceContext } from '../../services/context.js';
+import { SecondFactorRequiredError, ValidationError } from '../../services/errors.js';
+import { PASSWORD_MAX } from '../../services/passwords.js';
+import {
+  checkSecondFactor,
+  codeRefusal,
+  secondFactorRequired,
+} from '../../services/second-factor.js';
+import {
+  changePassword,
+  checkPassword,
+  completeLink,
+  inviteAgent,
+  requestPasswordReset,
+  type SignInSettings,
+  type StartedSession,
+  signOut,
+  startSession,
+} from '../../services/sign-in.js';
+import { actorOf, type SignInThrottle } from '../auth.js';
+import { agentOut } from '../response-schemas.js';
+import { email, errors, idParams } from '../schemas.js';
+import { clearSessionCookie, sessionCookieOf, setSessionCookie } from '../session-cookie.js';
+import { sessionView, sessionWithCsrfOut } from './session.js';
+
+const password = z.string().min(1, { error: 'must not be empty' }).max(PASSWORD_MAX);
+const linkToken = z.string().min(20).max(200).describe('the secret from the emailed link');
+const linkBody = z.strictObject({ token: linkToken, password });
+/** A TOTP code (6 digits) or a recovery code (16 characters, dashes and spaces ignored). */
+export const secondFactorCode = z
+  .string()
+  .min(1, { error: 'must not be empty' })
+  .max(40)
+  .describe('the 6-digit code of your authenticator app, or one of your recovery codes');
+/** A link set the password of an agent with a second factor: no session, sign in with a code. */
+const passwordSetOut = z.object({
+  signed_in: z.literal(false),
+  second_factor: z
+    .literal('totp')
+    .describe('sign in with the new password and a code of your authenticator app'),
+});
+
+/**
+ * Password sign-in and its emailed links. Sign-in, the links and the reset request are
+ * public; each answers with the new session in an HttpOnly cookie and its CSRF token in the
+ * body. Sign-out and password change need the session (or a token of an agent).
+ */
+export function signInRoutes(
+  ctx: ServiceContext,
+  settings: SignInSettings,
+  throttle: SignInThrottle,
+  cookie: { httpsPublicUrl: boolean },
+): FastifyPluginAsyncZod {
+  const signedIn = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    session: StartedSession,
+  ) => {
+    setSessionCookie(reply, request, session, { ...cookie, now: ctx.now() });
+    reply.header('cache-control', 'no-store');
+    return sessionView(ctx, request, session);
+  };
+
+  return async (app) => {
+    app.post(
+      '/api/auth/sign-in',
+      {
+        config: { access: 'public' },
+        schema: {
+          tags: ['auth'],
+          summary:
+            'Sign in with email and password (and `code` when the account has a TOTP second factor: without it the answer is 401 STEGA_ERR_SECOND_FACTOR_REQUIRED): sets the session cookie (HttpOnly, SameSite=Lax); the body has the CSRF token for writes. Wrong passwords and wrong codes are throttled per address and per account',
+          body: z.strictObject({ email, password, code: secondFactorCode.optional() }),
+          response: { 200: sessionWithCsrfOut, ...errors },
+        },
+      },
+      async (request, reply) => {
+        const account = request.body.email.trim().toLowerCase();
+        await throttle.check(request, reply, account);
+        const agentId = await checkPassword(ctx, account, request.body.password);
+        if (agentId === undefined) {
+          await throttle.fail(request, reply, account);
+          throw new ValidationError([
+            { path: 'password', message: 'the email or the password is wrong' },
+          ]);
+        }
+        if (await secondFactorRequired(ctx, agentId)) {
+          const code = request.body.code;
+          if (code === undefined) throw new SecondFactorRequiredError();
+          const outcome = await checkSecondFactor(ctx, agentId, code);
+          if (outcome !== 'ok') {
+            await throttle.fail(request, reply, account);
+            throw new ValidationError([{ path: 'code', message: codeRefusal(outcome) }]);
+          }
+        }
+        const session = await startSession(ctx, settings, agentId, cookieSecret(request));
+        return signedIn(request, reply, session);
+      },
+    );
+
+    app.post(
+      '/api/auth/sign-out',
+      {
+        config: { access: 'signed-in' },
+        schema: {
+          tags: ['auth'],
+          summary:
+            'End this browser session at once (every tab of it); a bearer token is left as is',
+          response: { 204: z.undefined(), ...errors },
+        },
+      },
+      async (request, reply) => {
+        if (request.sessionSecret) await signOut(ctx, request.sessionSecret);
+        clearSessionCookie(reply, request, cookie);
+        return reply.code(204).send();
+      },
+    );
+
+    app.post(
+      '/api/auth/password',
+      {
+        config: { access: 'agent' },
+        schema: {
+          tags: ['auth'],
+          summary:
+            "Change your password: every session of yours ends; this browser's starts anew (new cookie and CSRF token)",
+          body: z.strictObject({ current_password: password, new_password: password }),
+          response: { 200: sessionWithCsrfOut, ...errors },
+        },
+      },
+      async (request, reply) => {
+        const agentId = actorOf(request).agentId;
+        if (agentId === null) {
+          throw new ValidationError([
+            { path: '(body)', message: 'this credential is no agent’s: it has no password' },
+          ]);
+        }
+        await changePassword(
+          ctx,
+          agentId,
+          request.body.current_password,
+          request.body.new_password,
+        );
+        if (!request.sessionSecret) return sessionView(ctx, request, undefined);
+        return signedIn(request, reply, await startSession(ctx, settings, agentId));
+      },
+    );
+
+    app.post(
+      '/api/auth/invitation',
+      {
+        config: { access: 'public' },
+        schema: {
+          tags: ['auth'],
+          summary:
+            'Accept an emailed invitation: set your password (once per link) and sign in; 202 without a session when the account has a second factor (sign in with the password and a code)',
+          body: linkBody,
+          response: { 200: sessionWithCsrfOut, 202: passwordSetOut, ...errors },
+        },
+      },
+      async (request, reply) => {
+        const session = await completeLink(
+          ctx,
+          settings,
+          'invitation',
+          request.body.token,
+          request.body.password,
+          cookieSecret(request),
+        );
+        if (!session) return reply.code(202).send({ signed_in: false, second_factor: 'totp' });
+        return signedIn(request, reply, session);
+      },
+    );
+
+    app.post(
+      '/api/auth/reset-request',
+      {
+        config: { access: 'public' },
+        schema: {
+          tags: ['auth'],
+          summary:
+            'Ask for a password reset link by email; 202 whether or not the address has an account. Throttled per address',
+          body: z.strictObject({ email }),
+          response: { 202: z.object({}), ...errors },
+        },
+      },
+      async (request, reply) => {
+        // every request counts, as a failure would: a reset link is no way to probe addresses
+        await throttle.fail(request, reply, `reset:${request.body.email.toLowerCase()}`);
+        const { sending } = await requestPasswordReset(ctx, settings, request.body.email);
+        sending.catch((err) => request.log.warn({ err }, 'password reset mail failed'));
+        return reply.code(202).send({});
+      },
+    );
+
+    app.post(
+      '/api/auth/reset',
+      {
+        config: { access: 'public' },
+        schema: {
+          tags: ['auth'],
+          summary:
+            'Set a new password with an emailed reset link (once per link): every session ends, this browser is signed in; 202 without a session when the account has a second factor (sign in with the new password and a code)',
+          body: linkBody,
+          response: { 200: sessionWithCsrfOut, 202: passwordSetOut, ...errors },
+        },
+      },
+      async (request, reply) => {
+        const session = await completeLink(
+          ctx,
+          settings,
+          'reset',
+          request.body.token,
+          request.body.password,
+          cookieSecret(request),
+        );
+        if (!session) return reply.code(202).send({ signed_in: false, second_factor: 'totp' });
+        return signedIn(request, reply, session);
+      },
+    );
+
+    app.post(
+      '/api/agents/:id/invitation',
+      {
+        config: { access: 'admin' },
+        schema: {
+          tags: ['agents'],
+          summary:
+            'Email the agent a one-time invitation link to set their password and sign in (an earlier unused one stops working)',
+          params: idParams,
+          response: {
+            201: z.object({
+              agent: agentOut.pick({ id: true, email: true }),
+              expires_at: z.date(),
+              sent: z.boolean().describe('the mail server took the mail'),
+              error: z.string().nullable(),
+            }),
+            ...errors,
+          },
+        },
+      },
+      async (request, reply) => {
+        const result = await inviteAgent(ctx, settings, request.params.id);
+        return reply.code(201).send({
+          agent: { id: request.params.id, email: result.email },
+          expires_at: result.expires_at,
+          sent: result.sent,
+          error: result.error,
+        });
+      },
+    );
+  };
+}
+
+/** The session secret of the cookie the request carries, live or not (a sign-in replaces it). */
+export function cookieSecret(request: FastifyRequest): string | undefined {
+  return request.sessionSecret ?? sessionCookieOf(request);
+}

@@ -1,0 +1,75 @@
+import {
+  type CustomerRow,
+  customerEnsure,
+  customerGet,
+  customerList,
+  customerTicketList,
+  customerUpdate,
+} from '../db/customers.js';
+import { inTransaction } from '../db/pool.js';
+import type { Actor, ServiceContext } from './context.js';
+import { NotFoundError, toAppError } from './errors.js';
+import { ticketViewerOf } from './visibility.js';
+
+/** Customers (issue 23): the people tickets are about, one record per address. */
+
+const EMAIL_TAKEN = { customers_email_uq: 'email' };
+
+export async function listCustomers(
+  ctx: ServiceContext,
+  filter: { search: string | null; limit: number; offset: number },
+): Promise<CustomerRow[]> {
+  return customerList(ctx.pool, filter);
+}
+
+/** A customer with their tickets. @throws NotFoundError */
+export async function getCustomer(ctx: ServiceContext, id: number, actor: Actor) {
+  const customer = await customerGet(ctx.pool, id);
+  if (!customer) throw new NotFoundError('customer', id);
+  const viewer = ticketViewerOf(ctx, actor);
+  return { ...customer, tickets: await customerTicketList(ctx.pool, customer, viewer) };
+}
+
+/**
+ * Finds the customer with this address (case-insensitive) or creates one; `created` says
+ * which. A found customer keeps their record; an organisation given fills an empty one.
+ */
+export async function findOrCreateCustomer(
+  ctx: ServiceContext,
+  input: { email: string; name?: string; organisation?: string | null },
+): Promise<{ customer: CustomerRow; created: boolean }> {
+  return inTransaction(ctx.pool, async (tx) => {
+    const { created, ...before } = await customerEnsure(
+      tx,
+      { email: input.email, name: input.name ?? '' },
+      ctx.now(),
+    );
+    if (input.organisation && !before.organisation) {
+      const updated = await customerUpdate(
+        tx,
+        before.id,
+        { email: before.email, name: before.name, organisation: input.organisation },
+        ctx.now(),
+      );
+      return { customer: updated as CustomerRow, created };
+    }
+    return { customer: before, created };
+  });
+}
+
+/** @throws NotFoundError, ConflictError naming `email` when another customer has it. */
+export async function updateCustomer(
+  ctx: ServiceContext,
+  id: number,
+  patch: { email?: string; name?: string; organisation?: string | null },
+): Promise<CustomerRow> {
+  const current = await customerGet(ctx.pool, id);
+  if (!current) throw new NotFoundError('customer', id);
+  try {
+    const updated = await customerUpdate(ctx.pool, id, { ...current, ...patch }, ctx.now());
+    if (!updated) throw new NotFoundError('customer', id);
+    return updated;
+  } catch (error) {
+    throw toAppError(error, EMAIL_TAKEN);
+  }
+}

@@ -1,0 +1,55 @@
+import { type MailboxRow, mailboxGet, mailboxSecrets } from '../db/mailboxes.js';
+import { type IntakeResult, intakeBuffer } from '../mail/intake.js';
+import { mailgunSignatureProblem } from '../mail/mailgun.js';
+import type { ServiceContext } from './context.js';
+import { NotFoundError, UnauthenticatedError, ValidationError } from './errors.js';
+
+/** A post of Mailgun's inbound route (`forward()` to a URL ending in `mime`). */
+export interface MailgunInbound {
+  timestamp?: string;
+  token?: string;
+  signature?: string;
+  recipient?: string;
+  sender?: string;
+  'body-mime'?: string;
+}
+
+/**
+ * Takes in a message Mailgun posts for a mailbox whose webhook is Mailgun's: the signature
+ * checked under the mailbox's signing key, then the MIME source through the one intake
+ * (stored raw, a receipt and a mail.received event in one transaction) before the answer.
+ * @throws NotFoundError (no such mailbox, or none taking Mailgun posts), UnauthenticatedError
+ * (a bad signature), ValidationError (no body-mime)
+ */
+export async function mailgunInbound(
+  ctx: ServiceContext,
+  mailboxId: number,
+  post: MailgunInbound,
+  maxMessageBytes: number,
+): Promise<IntakeResult> {
+  const mailbox: MailboxRow | undefined = await mailboxGet(ctx.pool, mailboxId);
+  const key = (await mailboxSecrets(ctx.pool, mailboxId))?.webhook;
+  if (!mailbox?.enabled || mailbox.webhook?.provider !== 'mailgun' || !key) {
+    throw new NotFoundError('mailbox taking Mailgun posts', mailboxId);
+  }
+  const problem = mailgunSignatureProblem(key, post, ctx.now());
+  if (problem) throw new UnauthenticatedError(`Mailgun signature refused: ${problem}`);
+  const mime = post['body-mime'];
+  if (!mime) {
+    throw new ValidationError([
+      { path: 'body-mime', message: 'the MIME source is missing: forward to a URL ending in mime' },
+    ]);
+  }
+  return intakeBuffer(
+    ctx.pool,
+    Buffer.from(mime, 'utf8'),
+    {
+      source: 'webhook',
+      mailboxIds: [mailbox.id],
+      envelopeFrom: post.sender ?? null,
+      envelopeTo: post.recipient ? post.recipient.split(',').map((r) => r.trim()) : [],
+      receivedAt: ctx.now(),
+    },
+    maxMessageBytes,
+  );
+}

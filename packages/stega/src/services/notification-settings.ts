@@ -1,0 +1,279 @@
+import { createHash, randomInt } from 'node:crypto';
+import { agentGet } from '../db/agents.js';
+import {
+  type ContactMethodRow,
+  contactMethodCodeCheck,
+  contactMethodCodeSet,
+  contactMethodDelete,
+  contactMethodGet,
+  contactMethodInsert,
+  contactMethodList,
+} from '../db/contact-methods.js';
+import {
+  notificationRulesList,
+  notificationRulesReplace,
+  type RulesOwner,
+} from '../db/notification-rules.js';
+import { notificationLogList } from '../db/page-deliveries.js';
+import { inTransaction } from '../db/pool.js';
+import { teamGet } from '../db/teams.js';
+import { type SlackAppSettings, slackPostMessage } from '../delivery/transport/slack-api.js';
+import { type TwilioSettings, twilioCreate } from '../delivery/transport/twilio-rest.js';
+import type { ContactMethodInput, NotificationRules } from '../domain/notification-rules.js';
+import { URGENCIES } from '../domain/notification-rules.js';
+import type { Actor, ServiceContext } from './context.js';
+import { ForbiddenError, NotFoundError, ValidationError } from './errors.js';
+
+/**
+ * "How to reach me": an agent's contact methods (verified before any rule uses them), their
+ * notification rules, their team's defaults and their notification log. An agent reads and
+ * changes their own; an admin anyone's.
+ */
+
+/** Where verification codes go out (the web process's Twilio account). */
+export interface VerificationSender {
+  twilio: TwilioSettings | undefined;
+  slackApp: SlackAppSettings | undefined;
+  allowedNetworks: readonly string[];
+  timeoutMs: number;
+}
+
+/** The action of the button that links a Slack user to their contact method (http/routes/slack.ts). */
+export const SLACK_LINK_ACTION = 'link_slack_user';
+
+/** How long a verification code holds. */
+const CODE_MINUTES = 15;
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** @throws ForbiddenError unless `actor` is agent `agentId` or an admin; NotFoundError. */
+async function requireSelfOrAdmin(ctx: ServiceContext, actor: Actor, agentId: number) {
+  if (actor.role !== 'admin' && actor.agentId !== agentId) {
+    throw new ForbiddenError('an agent changes only their own contact methods and rules');
+  }
+  const agent = await agentGet(ctx.pool, agentId);
+  if (!agent) throw new NotFoundError('agent', agentId);
+  return agent;
+}
+
+export function contactMethodView(row: ContactMethodRow) {
+  return {
+    id: row.id,
+    method: row.method,
+    // a push endpoint is a capability URL: shown by its host only
+    address: row.method === 'push' ? new URL(row.address).host : row.address,
+    label: row.label,
+    verified: row.verified_at !== null,
+    verified_at: row.verified_at,
+    created_at: row.created_at,
+  };
+}
+
+export async function listContactMethods(ctx: ServiceContext, actor: Actor, agentId: number) {
+  await requireSelfOrAdmin(ctx, actor, agentId);
+  return (await contactMethodList(ctx.pool, agentId)).map(contactMethodView);
+}
+
+/**
+ * Adds a contact method and starts its verification: SMS and voice get a 6-digit code (by
+ * text, or read out in a call), which `verifyContactMethod` takes. Email to the agent's own
+ * sign-in address is verified at once (they signed in with it). Push and Slack are not
+ * available yet (400).
+ */
+export async function addContactMethod(
+  ctx: ServiceContext,
+  sender: VerificationSender,
+  actor: Actor,
+  agentId: number,
+  input: ContactMethodInput,
+) {
+  const agent = await requireSelfOrAdmin(ctx, actor, agentId);
+  if (input.method === 'push') {
+    throw new ValidationError([
+      { path: 'method', message: 'push is not available yet: use sms, voice, slack_dm or email' },
+    ]);
+  }
+  if (input.method === 'email' && input.address.toLowerCase() !== agent.email.toLowerCase()) {
+    throw new ValidationError([
+      { path: 'address', message: 'only your sign-in address can be an email method for now' },
+    ]);
+  }
+  const now = ctx.now();
+  const row = await contactMethodInsert(
+    ctx.pool,
+    {
+      agentId,
+      method: input.method,
+      address: input.address,
+      pushKeys: null,
+      label: input.label ?? null,
+      verifiedAt: input.method === 'email' ? now : null,
+    },
+    now,
+  );
+  if (row.verified_at === null) await startVerification(ctx, sender, row);
+  return contactMethodView((await contactMethodGet(ctx.pool, agentId, row.id)) ?? row);
+}
+
+/** SMS and voice: a code; a Slack user: a message whose button, pressed by that user, links them. */
+async function startVerification(
+  ctx: ServiceContext,
+  sender: VerificationSender,
+  row: ContactMethodRow,
+): Promise<void> {
+  if (row.method !== 'slack_dm') return sendCode(ctx, sender, row);
+  const text = 'Stega wants to reach you here when you are paged. Is this you?';
+  const outcome = await slackPostMessage(
+    sender.slackApp,
+    {
+      channel: row.address,
+      text,
+      blocks: [
+        { type: 'section', text: { type: 'plain_text', text } },
+        {
+          type: 'actions',
+          elements: [
+            {
+              type: 'button',
+              action_id: SLACK_LINK_ACTION,
+              style: 'primary',
+              text: { type: 'plain_text', text: 'Yes, link me to Stega' },
+              value: String(row.id),
+            },
+          ],
+        },
+      ],
+    },
+    sender.timeoutMs,
+  );
+  if (outcome.type !== 'delivered') {
+    throw new ValidationError([
+      { path: 'address', message: `the Slack message could not be sent: ${outcome.failure.text}` },
+    ]);
+  }
+}
+
+/** Records a new code (committed), then sends it: no transaction is open during the call. */
+async function sendCode(ctx: ServiceContext, sender: VerificationSender, row: ContactMethodRow) {
+  const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+  await contactMethodCodeSet(
+    ctx.pool,
+    row.id,
+    sha256(code),
+    new Date(ctx.now().getTime() + CODE_MINUTES * 60_000),
+  );
+  const words = `Your Stega verification code is ${code}`;
+  const params: Record<string, string> =
+    row.method === 'voice'
+      ? { To: row.address, From: sender.twilio?.fromNumber ?? '', Twiml: voiceCode(code) }
+      : { To: row.address, From: sender.twilio?.fromNumber ?? '', Body: words };
+  const outcome = await twilioCreate(
+    sender.twilio,
+    row.method === 'voice' ? 'Calls' : 'Messages',
+    params,
+    {
+      signal: AbortSignal.timeout(sender.timeoutMs),
+      timeoutMs: sender.timeoutMs,
+      allowedNetworks: sender.allowedNetworks,
+    },
+  );
+  if (outcome.type !== 'delivered') {
+    throw new ValidationError([
+      {
+        path: 'address',
+        message: `the verification code could not be sent: ${outcome.failure.text}`,
+      },
+    ]);
+  }
+}
+
+const voiceCode = (code: string) =>
+  `<Response><Say>Your Stega verification code is ${code.split('').join(', ')}.</Say></Response>`;
+
+/** Sends a new code to an unverified method. */
+export async function resendVerification(
+  ctx: ServiceContext,
+  sender: VerificationSender,
+  actor: Actor,
+  agentId: number,
+  id: number,
+) {
+  await requireSelfOrAdmin(ctx, actor, agentId);
+  const row = await contactMethodGet(ctx.pool, agentId, id);
+  if (!row) throw new NotFoundError('contact method', id);
+  if (row.verified_at === null) await startVerification(ctx, sender, row);
+  return contactMethodView(row);
+}
+
+/** @throws ValidationError naming `code` when it is wrong, expired or tried 5 times. */
+export async function verifyContactMethod(
+  ctx: ServiceContext,
+  actor: Actor,
+  agentId: number,
+  id: number,
+  code: string,
+) {
+  await requireSelfOrAdmin(ctx, actor, agentId);
+  const row = await contactMethodGet(ctx.pool, agentId, id);
+  if (!row) throw new NotFoundError('contact method', id);
+  if (row.verified_at === null) {
+    if (!(await contactMethodCodeCheck(ctx.pool, id, sha256(code), ctx.now()))) {
+      throw new ValidationError([
+        {
+          path: 'code',
+          message: 'is wrong or expired (5 wrong tries end a code: ask for a new one)',
+        },
+      ]);
+    }
+  }
+  return contactMethodView((await contactMethodGet(ctx.pool, agentId, id)) as ContactMethodRow);
+}
+
+export async function removeContactMethod(
+  ctx: ServiceContext,
+  actor: Actor,
+  agentId: number,
+  id: number,
+) {
+  await requireSelfOrAdmin(ctx, actor, agentId);
+  if (!(await contactMethodDelete(ctx.pool, agentId, id)))
+    throw new NotFoundError('contact method', id);
+}
+
+/** The agent's own rules, their team default (the first team's that has one) and what applies. */
+export async function getNotificationRules(ctx: ServiceContext, actor: Actor, agentId: number) {
+  await requireSelfOrAdmin(ctx, actor, agentId);
+  return notificationRulesList(ctx.pool, { agentId });
+}
+
+/** Replaces the urgencies given (an empty list: back to the team default). */
+export async function setNotificationRules(
+  ctx: ServiceContext,
+  actor: Actor,
+  owner: RulesOwner,
+  rules: NotificationRules,
+) {
+  if ('agentId' in owner) {
+    await requireSelfOrAdmin(ctx, actor, owner.agentId);
+  } else {
+    if (actor.role !== 'admin') throw new ForbiddenError('team default rules are set by admins');
+    if (!(await teamGet(ctx.pool, owner.teamId))) throw new NotFoundError('team', owner.teamId);
+  }
+  await inTransaction(ctx.pool, async (tx) => {
+    for (const urgency of URGENCIES) {
+      const steps = rules[urgency];
+      if (steps) await notificationRulesReplace(tx, owner, urgency, steps);
+    }
+  });
+  return notificationRulesList(ctx.pool, owner);
+}
+
+export async function getTeamNotificationRules(ctx: ServiceContext, teamId: number) {
+  if (!(await teamGet(ctx.pool, teamId))) throw new NotFoundError('team', teamId);
+  return notificationRulesList(ctx.pool, { teamId });
+}
+
+export async function getNotificationLog(ctx: ServiceContext, actor: Actor, agentId: number) {
+  await requireSelfOrAdmin(ctx, actor, agentId);
+  return notificationLogList(ctx.pool, agentId, 200);
+}

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+
+describe('mail-in configuration', () => {
+  it('has documented defaults: no listener, 25 MB, 20 new tickets per sender and hour', () => {
+    expect(loadConfig({}, '/srv').inbound).toEqual({
+      smtpPort: 0,
+      maxMessageBytes: 25 * 1024 * 1024,
+      tlsCertFile: undefined,
+      tlsKeyFile: undefined,
+      smtpAuth: undefined,
+      newTicketsPerSenderHour: 20,
+      followUpAfterDays: 7,
+      reopenWaiting: true,
+      ticketAttachmentsMaxBytes: 100 * 1024 * 1024,
+      imapPollSeconds: 60,
+      filingLeaseSeconds: 30,
+    });
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig(
+      {
+        INBOUND_SMTP_PORT: '2525',
+        INBOUND_MAX_MESSAGE_BYTES: '1048576',
+        INBOUND_SMTP_TLS_CERT: 'tls/cert.pem',
+        INBOUND_SMTP_TLS_KEY: 'tls/key.pem',
+        INBOUND_SMTP_AUTH: 'relay:s3cret:with-colon',
+        INBOUND_NEW_TICKETS_PER_SENDER_HOUR: '5',
+        INBOUND_FOLLOW_UP_AFTER_DAYS: '30',
+        INBOUND_REOPEN_WAITING: 'false',
+        INBOUND_TICKET_ATTACHMENTS_MAX_BYTES: '0',
+        INBOUND_IMAP_POLL_SECONDS: '15',
+        INBOUND_FILING_LEASE_SECONDS: '8',
+      },
+      '/srv',
+    );
+    expect(config.inbound).toEqual({
+      smtpPort: 2525,
+      maxMessageBytes: 1_048_576,
+      tlsCertFile: '/srv/tls/cert.pem',
+      tlsKeyFile: '/srv/tls/key.pem',
+      smtpAuth: { username: 'relay', password: 's3cret:with-colon' },
+      newTicketsPerSenderHour: 5,
+      followUpAfterDays: 30,
+      reopenWaiting: false,
+      ticketAttachmentsMaxBytes: 0,
+      imapPollSeconds: 15,
+      filingLeaseSeconds: 8,
+    });
+  });
+
+  it('names what is wrong', () => {
+    expect(() => loadConfig({ INBOUND_SMTP_PORT: '70000' })).toThrow(
+      /INBOUND_SMTP_PORT must be an integer in 0\.\.65535/,
+    );
+    expect(() => loadConfig({ INBOUND_SMTP_AUTH: 'nopassword' })).toThrow(
+      /INBOUND_SMTP_AUTH must be user:password/,
+    );
+    expect(() => loadConfig({ INBOUND_FILING_LEASE_SECONDS: '1' })).toThrow(
+      /INBOUND_FILING_LEASE_SECONDS must be an integer in 2\.\.3600/,
+    );
+    expect(() => loadConfig({ INBOUND_SMTP_TLS_CERT: 'c.pem' })).toThrow(
+      /INBOUND_SMTP_TLS_CERT and INBOUND_SMTP_TLS_KEY go together/,
+    );
+  });
+});

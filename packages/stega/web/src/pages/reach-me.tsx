@@ -1,0 +1,339 @@
+import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { ApiError, api, type Issue } from '../api.js';
+import { SelectField, TextField } from '../components/form-fields.js';
+import { useTitle } from '../hooks/use-title.js';
+import type { Session } from '../types.js';
+
+interface ContactMethod {
+  id: number;
+  method: 'email' | 'sms' | 'voice' | 'push' | 'slack_dm';
+  address: string;
+  label: string | null;
+  verified: boolean;
+}
+interface Step {
+  method: string;
+  delay_minutes: number;
+}
+interface Rules {
+  high?: Step[];
+  low?: Step[];
+}
+interface LogEntry {
+  delivery_id: number;
+  ticket_id: number;
+  method: string;
+  status: string;
+  scheduled_at: string | null;
+  delivered_at: string | null;
+  receipts: { status: string; reported_at: string }[];
+  created_at: string;
+}
+
+const METHOD_WORDS: Record<string, string> = {
+  in_app: 'In-app',
+  email: 'Email',
+  sms: 'SMS',
+  voice: 'Voice call',
+  push: 'Web push',
+  slack_dm: 'Slack direct message',
+};
+const ADDABLE = [
+  { value: 'sms', label: 'SMS (a phone number, +14155550123)' },
+  { value: 'voice', label: 'Voice call (a phone number)' },
+  { value: 'slack_dm', label: 'Slack direct message (your member id, U…)' },
+  { value: 'email', label: 'Email (your sign-in address)' },
+];
+const RULE_CHOICES = Object.entries(METHOD_WORDS).map(([value, label]) => ({ value, label }));
+
+const issuesOf = (error: unknown, path: string): Issue[] =>
+  error instanceof ApiError && error.issues.length > 0
+    ? error.issues
+    : [{ path, message: (error as Error).message }];
+
+/**
+ * "How to reach me": your contact methods (each verified before Stega uses it), your
+ * notification rules per urgency (steps of method and delay; none: your team's default), and
+ * your notification log (what was sent, how, when, and what the provider reported).
+ */
+export function ReachMePage({ session }: { session: Session }) {
+  useTitle('How to reach me');
+  const agentId = session.agent_id;
+  if (agentId === null) {
+    return (
+      <div className="page narrow-page">
+        <h1>How to reach me</h1>
+        <p className="muted">This credential belongs to no agent: nobody to reach.</p>
+      </div>
+    );
+  }
+  return (
+    <div className="page narrow-page">
+      <h1>How to reach me</h1>
+      <ContactMethods agentId={agentId} />
+      <RulesEditor agentId={agentId} />
+      <NotificationLog agentId={agentId} />
+    </div>
+  );
+}
+
+function ContactMethods({ agentId }: { agentId: number }) {
+  const base = `/api/agents/${agentId}/contact-methods`;
+  const [methods, setMethods] = useState<ContactMethod[]>([]);
+  const [method, setMethod] = useState('sms');
+  const [address, setAddress] = useState('');
+  const [codes, setCodes] = useState<Record<number, string>>({});
+  const [issues, setIssues] = useState<Issue[]>([]);
+  const load = useCallback(async () => {
+    setMethods((await api<{ items: ContactMethod[] }>('GET', base)).items);
+  }, [base]);
+  useEffect(() => {
+    load().catch(() => undefined);
+  }, [load]);
+  const add = async (event: FormEvent) => {
+    event.preventDefault();
+    setIssues([]);
+    try {
+      await api('POST', base, { method, address: address.trim() });
+      setAddress('');
+      await load();
+    } catch (error) {
+      setIssues(issuesOf(error, 'address'));
+    }
+  };
+  const verify = async (id: number) => {
+    setIssues([]);
+    try {
+      await api('POST', `${base}/${id}/verify`, { code: (codes[id] ?? '').trim() });
+      await load();
+    } catch (error) {
+      setIssues(issuesOf(error, 'code'));
+    }
+  };
+  const remove = async (id: number) => {
+    await api('DELETE', `${base}/${id}`);
+    await load();
+  };
+  return (
+    <section className="form" aria-labelledby="methods-heading">
+      <h2 id="methods-heading">Contact methods</h2>
+      <p className="muted">
+        Stega uses a method only once it is verified: a number by the code it receives, a Slack id
+        by pressing “link me” in the message from the Stega app.
+      </p>
+      <ul className="contact-methods">
+        {methods.map((m) => (
+          <li key={m.id}>
+            {METHOD_WORDS[m.method]}: <code>{m.address}</code>{' '}
+            {m.verified ? (
+              <span className="badge ok">verified</span>
+            ) : (
+              <span className="badge warn">not verified</span>
+            )}
+            {!m.verified && (m.method === 'sms' || m.method === 'voice') ? (
+              <>
+                {' '}
+                <input
+                  aria-label={`Code for ${m.address}`}
+                  inputMode="numeric"
+                  autoComplete="one-time-code"
+                  value={codes[m.id] ?? ''}
+                  onChange={(e) => setCodes({ ...codes, [m.id]: e.target.value })}
+                />{' '}
+                <button type="button" className="secondary" onClick={() => verify(m.id)}>
+                  Verify
+                </button>
+              </>
+            ) : null}{' '}
+            <button type="button" className="link-button" onClick={() => remove(m.id)}>
+              Remove
+            </button>
+          </li>
+        ))}
+      </ul>
+      <form onSubmit={add} noValidate aria-label="Add a contact method">
+        <SelectField
+          path="method"
+          label="Method"
+          issues={issues}
+          value={method}
+          onChange={setMethod}
+          choices={ADDABLE}
+        />
+        <TextField
+          path="address"
+          label="Address"
+          issues={issues}
+          value={address}
+          onChange={setAddress}
+        />
+        {issues.some((i) => i.path === 'code') ? (
+          <p className="field-error" role="alert">
+            {issues.find((i) => i.path === 'code')?.message}
+          </p>
+        ) : null}
+        <div className="actions">
+          <button type="submit" className="primary">
+            Add and verify
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+function RulesEditor({ agentId }: { agentId: number }) {
+  const url = `/api/agents/${agentId}/notification-rules`;
+  const [rules, setRules] = useState<Rules>({});
+  const [issues, setIssues] = useState<Issue[]>([]);
+  const [saved, setSaved] = useState(false);
+  useEffect(() => {
+    api<Rules>('GET', url)
+      .then(setRules)
+      .catch(() => undefined);
+  }, [url]);
+  const change = (urgency: 'high' | 'low', steps: Step[]) => {
+    setSaved(false);
+    setRules({ ...rules, [urgency]: steps });
+  };
+  const save = async (event: FormEvent) => {
+    event.preventDefault();
+    setIssues([]);
+    try {
+      setRules(await api<Rules>('PUT', url, { high: rules.high ?? [], low: rules.low ?? [] }));
+      setSaved(true);
+    } catch (error) {
+      setIssues(issuesOf(error, 'high'));
+    }
+  };
+  return (
+    <form className="form" onSubmit={save} noValidate aria-labelledby="rules-heading">
+      <h2 id="rules-heading">Notification rules</h2>
+      <p className="muted">
+        When you are paged, each step reaches you by its method that many minutes later, until
+        someone acknowledges. No steps: your team’s default applies.
+      </p>
+      {saved ? (
+        <p className="notice ok" role="status">
+          Saved.
+        </p>
+      ) : null}
+      {(['high', 'low'] as const).map((urgency) => {
+        const steps = rules[urgency] ?? [];
+        return (
+          <fieldset key={urgency}>
+            <legend>
+              {urgency === 'high'
+                ? 'High urgency (breaches, escalations)'
+                : 'Low urgency (warnings)'}
+            </legend>
+            {steps.map((step, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: steps are edited in place, by position
+              <div key={i} className="rule-step">
+                <SelectField
+                  path={`${urgency}.${i}.method`}
+                  label={`Step ${i + 1}`}
+                  issues={issues}
+                  value={step.method}
+                  onChange={(value) =>
+                    change(
+                      urgency,
+                      steps.map((s, j) => (j === i ? { ...s, method: value } : s)),
+                    )
+                  }
+                  choices={RULE_CHOICES}
+                />
+                <TextField
+                  path={`${urgency}.${i}.delay_minutes`}
+                  label="after (minutes)"
+                  issues={issues}
+                  value={String(step.delay_minutes)}
+                  onChange={(value) =>
+                    change(
+                      urgency,
+                      steps.map((s, j) =>
+                        j === i ? { ...s, delay_minutes: Number(value) || 0 } : s,
+                      ),
+                    )
+                  }
+                  input={{ inputMode: 'numeric' }}
+                />
+                <button
+                  type="button"
+                  className="link-button"
+                  onClick={() =>
+                    change(
+                      urgency,
+                      steps.filter((_, j) => j !== i),
+                    )
+                  }
+                >
+                  Remove step
+                </button>
+              </div>
+            ))}
+            <button
+              type="button"
+              className="secondary"
+              onClick={() =>
+                change(urgency, [
+                  ...steps,
+                  { method: 'sms', delay_minutes: steps.at(-1)?.delay_minutes ?? 0 },
+                ])
+              }
+            >
+              Add a step
+            </button>
+          </fieldset>
+        );
+      })}
+      <div className="actions">
+        <button type="submit" className="primary">
+          Save rules
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function NotificationLog({ agentId }: { agentId: number }) {
+  const [items, setItems] = useState<LogEntry[]>([]);
+  useEffect(() => {
+    api<{ items: LogEntry[] }>('GET', `/api/agents/${agentId}/notification-log`)
+      .then((log) => setItems(log.items))
+      .catch(() => undefined);
+  }, [agentId]);
+  return (
+    <section aria-labelledby="log-heading">
+      <h2 id="log-heading">Notification log</h2>
+      {items.length === 0 ? (
+        <p className="muted">Nothing sent to you yet.</p>
+      ) : (
+        <table className="data-table">
+          <thead>
+            <tr>
+              <th scope="col">Ticket</th>
+              <th scope="col">Method</th>
+              <th scope="col">State</th>
+              <th scope="col">Sent</th>
+              <th scope="col">Receipts</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((item) => (
+              <tr key={item.delivery_id}>
+                <td>
+                  <a href={`/tickets/${item.ticket_id}`}>#{item.ticket_id}</a>
+                </td>
+                <td>{METHOD_WORDS[item.method] ?? item.method}</td>
+                <td>{item.status}</td>
+                <td>{item.delivered_at ? new Date(item.delivered_at).toLocaleString() : '—'}</td>
+                <td>{item.receipts.map((r) => r.status).join(' → ') || '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
