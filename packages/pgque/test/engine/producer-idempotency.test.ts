@@ -186,12 +186,16 @@ describe('send_idem', () => {
 
   it('refuses a NULL key and a TTL that is not positive and finite', async () => {
     const q = await queue();
-    for (const [key, ttl, pattern] of [
+    const cases: [string | null, string | null, RegExp][] = [
       [null, null, /idem_key must not be null/],
       ['k', '0 seconds', /ttl must be a positive finite interval, got 00:00:00/],
       ['k', '-1 hour', /ttl must be a positive finite interval/],
-      ['k', 'infinity', /ttl must be a positive finite interval, got infinity/],
-    ] as const) {
+    ];
+    // intervals gained infinity in PostgreSQL 17; before it 'infinity' is no interval at all
+    if (Number(await value(pool, 'show server_version_num')) >= 170000) {
+      cases.push(['k', 'infinity', /ttl must be a positive finite interval, got infinity/]);
+    }
+    for (const [key, ttl, pattern] of cases) {
       const error = await expectError(sendIdem(pool, q, key, 'p', ttl), pattern);
       expect([error.code, error.schema, error.constraint]).toEqual(['P0001', 'pgque', 'PQ010']);
     }
