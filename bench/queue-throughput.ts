@@ -273,6 +273,9 @@ interface DeadTuples {
 }
 
 interface DrainRun {
+  /** Backend CPU per 1,000-event receive + ack, µs, each drain (null: the server is remote). */
+  fetchCpuUsPerBatch: number | null;
+  serverCpuUsPerBatch: number | null;
   fetchEventsPerSec: number;
   serverEventsPerSec: number;
   batches: number;
@@ -311,12 +314,18 @@ async function drainAndBloat(server: BenchServer, backlog: number): Promise<Drai
       }
     }
 
+    const { rows } = await consumer.query<{ pid: number }>('select pg_backend_pid() as pid');
+    const pid = Number(rows[0]?.pid);
+    let cpu = backendCpuNs(pid);
     let started = performance.now();
     const fetched = await drain(consumer, queue, 'fetch', backlog, false);
     const fetchMillis = performance.now() - started;
+    const fetchCpu = cpuPerBatch(cpu, backendCpuNs(pid), fetched.batches);
+    cpu = backendCpuNs(pid);
     started = performance.now();
     const counted = await drain(consumer, queue, 'server', backlog, true);
     const serverMillis = performance.now() - started;
+    const serverCpu = cpuPerBatch(cpu, backendCpuNs(pid), counted.batches);
     if (fetched.events !== backlog || counted.events !== backlog) {
       throw new Error(
         `drained ${fetched.events} and ${counted.events} events, expected ${backlog}`,
@@ -333,6 +342,8 @@ async function drainAndBloat(server: BenchServer, backlog: number): Promise<Drai
     return {
       fetchEventsPerSec: rate(backlog, fetchMillis),
       serverEventsPerSec: rate(backlog, serverMillis),
+      fetchCpuUsPerBatch: fetchCpu,
+      serverCpuUsPerBatch: serverCpu,
       batches,
       forcedTicks,
       eventDead,
@@ -346,6 +357,12 @@ async function drainAndBloat(server: BenchServer, backlog: number): Promise<Drai
     await consumer.end();
     await server.dropDatabase(url);
   }
+}
+
+/** Backend CPU between two readings, per batch, µs; null when either reading failed. */
+function cpuPerBatch(before: number | null, after: number | null, batches: number): number | null {
+  if (before === null || after === null || batches === 0) return null;
+  return Math.round((after - before) / batches / 1000);
 }
 
 /** receive + ack until `expected` events came back; returns events and batches. */
@@ -497,7 +514,7 @@ async function main(argv = process.argv.slice(2)) {
       const run = await drainAndBloat(server, sizes.backlog);
       drains.push(run);
       console.log(
-        `  drain: fetch ${run.fetchEventsPerSec} ev/s, server-side ${run.serverEventsPerSec} ev/s; dead tuples: events ${run.eventDead}, metadata ${run.metadataDead} (${run.deadPerBatch.toFixed(2)}/batch)`,
+        `  drain: fetch ${run.fetchEventsPerSec} ev/s (backend ${run.fetchCpuUsPerBatch ?? '-'} µs/batch), server-side ${run.serverEventsPerSec} ev/s (backend ${run.serverCpuUsPerBatch ?? '-'} µs/batch); dead tuples: events ${run.eventDead}, metadata ${run.metadataDead} (${run.deadPerBatch.toFixed(2)}/batch)`,
       );
     }
     const loadAfter = loadAverage();
@@ -563,6 +580,23 @@ async function main(argv = process.argv.slice(2)) {
           'plain insert µs': c.plainUs,
           'plain ÷ engine': c.ratio,
         })),
+      );
+      const perBatch = (pick: (d: DrainRun) => number | null) =>
+        drains.map(pick).filter((v): v is number => v !== null);
+      printTable(
+        'Consumer backend CPU per 1,000-event receive + ack (µs; what other load moves least, so the before/after figure to compare)',
+        [
+          {
+            drain: 'rows to client',
+            'µs (median)': median(perBatch((d) => d.fetchCpuUsPerBatch)),
+            runs: perBatch((d) => d.fetchCpuUsPerBatch).join(' / '),
+          },
+          {
+            drain: 'rows counted server-side',
+            'µs (median)': median(perBatch((d) => d.serverCpuUsPerBatch)),
+            runs: perBatch((d) => d.serverCpuUsPerBatch).join(' / '),
+          },
+        ],
       );
     } else {
       console.log(

@@ -79,6 +79,30 @@ export interface Acknowledgement {
 }
 
 /**
+ * The acknowledgements of those breaches whose escalation chain was acknowledged: who and
+ * when, for mirroring to PagerDuty a page recorded after the acknowledgement was handled (a
+ * level's alert handled by one member after another handled ticket.sla_acknowledged).
+ */
+export async function breachAcknowledgementsOf(
+  db: Queryable,
+  breachIds: number[],
+): Promise<Acknowledgement[]> {
+  if (breachIds.length === 0) return [];
+  const { rows } = await db.query(
+    `select distinct on (breach_id) breach_id, acknowledged_by, acknowledged_at
+       from stega.escalations
+      where breach_id = any ($1::bigint[]) and acknowledged_at is not null
+      order by breach_id, acknowledged_at`,
+    [breachIds],
+  );
+  return rows.map((row) => ({
+    breachId: Number(row.breach_id),
+    by: String(row.acknowledged_by ?? 'unknown'),
+    at: row.acknowledged_at as Date,
+  }));
+}
+
+/**
  * Records an `acknowledge` for each PagerDuty trigger of the breach's alert and of its
  * escalation levels that may have reached PagerDuty and is not resolved already (one
  * statement). The sla-breach-worker calls it for each ticket.sla_acknowledged event (which

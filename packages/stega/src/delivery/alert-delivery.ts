@@ -4,6 +4,7 @@ import { agentZonesById } from '../db/agents.js';
 import { type AlertTargets, alertTargetsLoadMany, inAppRecipientsOf } from '../db/alert-targets.js';
 import { escalationFiringTargetsMany, type FiringTargets } from '../db/escalations.js';
 import { type PagedPerson, pagedPeopleLoad } from '../db/notification-rules.js';
+import { breachAcknowledgementsOf, pagerDutyAcknowledgeRecord } from '../db/pagerduty-events.js';
 import type { Urgency } from '../domain/notification-rules.js';
 import type { Logger } from '../log.js';
 import { alertDueInstant, observeDelivery } from '../metrics.js';
@@ -301,6 +302,28 @@ export class AlertDelivery {
   }
 
   /**
+   * PagerDuty triggers just recorded for a breach already acknowledged (its
+   * ticket.sla_acknowledged handled before this alert, by this member or another) get their
+   * `acknowledge` now, as those recorded when the acknowledgement was handled: it waits for
+   * its trigger's delivery like every follow-up, so no page stays open in PagerDuty.
+   */
+  private async mirrorAcknowledgements(rows: ClaimedDelivery[]): Promise<void> {
+    const breachIds = new Set<number>();
+    for (const row of rows) {
+      if (row.channel !== 'pagerduty' || !row.recipient.startsWith('trigger:')) continue;
+      const breachId =
+        row.alert_type === 'breach'
+          ? row.alert_id
+          : Number((row.payload as { breach_id?: unknown } | null)?.breach_id ?? Number.NaN);
+      if (Number.isSafeInteger(breachId)) breachIds.add(breachId);
+    }
+    if (breachIds.size === 0) return;
+    for (const ack of await breachAcknowledgementsOf(this.deps.pool, [...breachIds])) {
+      await pagerDutyAcknowledgeRecord(this.deps.pool, ack);
+    }
+  }
+
+  /**
    * Records the plans of concurrent alerts together: one statement for all their rows, and
    * one more only when a redelivered event finds rows that exist already. Each claimed row
    * goes back to the first plan of its alert.
@@ -322,6 +345,7 @@ export class AlertDelivery {
         owner.set(`${first.alert_type}:${first.alert_id}`, i);
       }
     });
+    await this.mirrorAcknowledgements([...recorded.claimed, ...reclaimed]);
     const results: ClaimedDelivery[][] = plans.map(() => []);
     for (const row of [...recorded.claimed, ...reclaimed]) {
       results[owner.get(`${row.alert_type}:${row.alert_id}`) ?? 0]?.push(row);

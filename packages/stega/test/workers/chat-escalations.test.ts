@@ -249,4 +249,46 @@ describe('chat channels of escalations', async () => {
         .map((e) => e.event_action),
     ).toEqual(['trigger', 'resolve']);
   });
+
+  it('a level handled after the acknowledgement was mirrored: its page is acknowledged too', async () => {
+    clock.set('2026-03-04T09:00:00Z');
+    const ticket = await createTicket(ctx, admin, {
+      subject: 'VPN down',
+      requester_name: 'Rui',
+      requester_email: 'rui@example.test',
+      priority: 'normal',
+      assignee_id: assignee,
+    });
+    const due = ticket.clocks.find((c) => c.kind === 'first_response')?.due_at as Date;
+    await checkSlaBreaches(pool, due);
+    const level0 = (await publishedEvents(pool, NOTIFICATIONS_QUEUE, 'ticket.sla_escalated'))
+      .map((e) => slaEscalatedEvent.parse(e))
+      .find((e) => e.ticket_id === ticket.id && e.level === 0);
+    if (!level0) throw new Error('no level event');
+    // one member handles ticket.sla_acknowledged before another gets to the level's event
+    const [chain] = await listTicketEscalations(ctx, ticket.id);
+    await acknowledgeAsActor(ctx, chain?.id as number, admin, 'app');
+    expect(
+      await pagerDutyAcknowledgeRecord(pool, {
+        breachId: level0.breach_id,
+        by: 'admin',
+        at: clock.now(),
+      }),
+    ).toBe(0); // the level's page is not recorded yet: nothing to acknowledge
+    await delivery.deliver({ type: 'escalation', payload: level0 }, { batchId: 3n, eventId: 4n });
+    const levelKey = `stega-${ticket.id}-first_response-${new Date(level0.due_at).getTime()}-L0`;
+    await pagerDuty.until((calls) =>
+      calls.some(
+        (c) =>
+          (c.json as Event).event_action === 'acknowledge' &&
+          (c.json as Event).dedup_key === levelKey,
+      ),
+    );
+    expect(
+      pagerDuty.accepted
+        .map((c) => c.json as Event)
+        .filter((e) => e.dedup_key === levelKey)
+        .map((e) => e.event_action),
+    ).toEqual(['trigger', 'acknowledge']);
+  });
 });
