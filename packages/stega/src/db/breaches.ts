@@ -36,7 +36,8 @@ const SEND_ALL = `,
 /**
  * Records every breach due at `now` that is not recorded yet and publishes its
  * ticket.sla_breached event, in the caller's transaction: the row and its event commit
- * together or not at all; the events of one call go out in one send_batch. The unique (ticket, kind, due_at) key makes overlapping runs
+ * together or not at all, with each breach's `sla_breached` entry in its ticket's activity;
+ * the events of one call go out in one send_batch. The unique (ticket, kind, due_at) key makes overlapping runs
  * publish each breach once (a concurrent run waits on the key, then skips it).
  * Returns the breaches recorded by this call, at most `limit`.
  */
@@ -61,6 +62,17 @@ export async function breachRecordDue(
        select ticket_id, kind, due_at, $1 from due
        on conflict (ticket_id, kind, due_at) do nothing
        returning id, ticket_id, kind, due_at, detected_at),
+     -- each breach's entry in its ticket's activity, in the same statement (one insert per chunk)
+     act as (
+       insert into stega.ticket_activity (ticket_id, at, actor, action, details)
+       select a.ticket_id, a.detected_at, 'system', 'sla_breached',
+              jsonb_build_object(
+                'breach_id', a.id, 'kind', a.kind,
+                'due_at', to_char(a.due_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                'detected_at',
+                to_char(a.detected_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+         from a
+        order by a.id),
      p as (
        select a.id, a.ticket_id, jsonb_build_object('breach_id', a.id, ${ALERT_PAYLOAD}) as payload
          from a

@@ -374,9 +374,13 @@ function whereOf(filter: TicketFilter, values: unknown[], search: SearchPlan = '
   }
   if (filter.team_id === null) parts.push('t.team_id is null');
   else if (filter.team_id !== undefined) parts.push(`t.team_id = ${add(filter.team_id)}::bigint`);
-  const breached = '(t.sla_missed or coalesce(t.next_due_at < $1, false))';
-  if (filter.breached === true) parts.push(breached);
-  if (filter.breached === false) parts.push(`not ${breached}`);
+  // breached: served by tickets_breached_idx / tickets_active_breach_idx (migration 000450,
+  // index only), whose predicates `next_due_at < $1` implies (a null is no match in a WHERE);
+  // its negation needs the coalesce (not null is null, and would drop the clockless tickets)
+  if (filter.breached === true) parts.push('(t.sla_missed or t.next_due_at < $1)');
+  if (filter.breached === false) {
+    parts.push('not (t.sla_missed or coalesce(t.next_due_at < $1, false))');
+  }
   // served by sla_clocks_at_risk_idx (migration 000060, index only): keep the expression as it
   // is there. An array, not a semi-join: the ordering's index then yields the page's tickets
   // in order from it (PostgreSQL 17 keeps index order for `= any`) instead of joining them all.

@@ -106,6 +106,7 @@ export function settle(row: ClaimedDelivery, outcome: Outcome, options: SettleOp
       status: permanent || next.pastHorizon ? 'failed_permanent' : 'retrying',
       wait_seconds: next.waitSeconds,
       last_error: lastError,
+      final_reason: permanent ? 'rejected' : next.pastHorizon ? 'gave_up' : null,
     },
     endpoint,
     failure,

@@ -337,7 +337,11 @@ export const activityOut = z.object({
   ticket_id: id,
   at: z.date(),
   actor: z.string(),
-  action: z.string(),
+  action: z
+    .string()
+    .describe(
+      'what happened, e.g. `created`, `commented`, `status_changed`, `sla_clock_started`, `escalation_level_fired`; `sla_breached` (actor `system`; details `kind`, `due_at`, `detected_at`, `breach_id`) and `delivery_failed` (an alert or reply that failed for good; details `channel`, `target` masked, `alert_type`, `attempts`, `fallback`, `reason`: `rejected` or `gave_up`, `outcome`: the typed failure)',
+    ),
   details: z.record(z.string(), z.unknown()),
 });
 

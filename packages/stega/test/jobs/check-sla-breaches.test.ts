@@ -93,6 +93,43 @@ describe('check_sla_breaches', async () => {
     expect(events[0]?.elapsed_share).toBeCloseTo(0.85, 2);
   });
 
+  it('writes each breach of a storm into its ticket activity in the statement that records it', async () => {
+    const now = new Date('2026-03-03T12:00:00Z');
+    // 2,500 tickets past their first-response due time: three chunks of the detector
+    const { rows: made } = await db.pool.query(
+      `with t as (
+         insert into stega.tickets (subject, requester_name, requester_email, priority, status, created_at)
+         select 'Storm ' || n, 'Ana', 'ana@example.test', 'normal', 'open', $1::timestamptz - interval '2 hours'
+           from generate_series(1, 2500) n
+         returning id)
+       insert into stega.sla_clocks (ticket_id, kind, calendar_id, started_at, target_minutes, due_at, warn_at)
+       select id, 'first_response', $2, $1::timestamptz - interval '2 hours', 60,
+              $1::timestamptz - interval '1 hour', $1::timestamptz - interval '72 minutes'
+         from t
+       returning ticket_id`,
+      [now, calendarId],
+    );
+    const tickets = made.map((r) => Number(r.ticket_id));
+    const result = await checkSlaBreaches(db.pool, now);
+    expect(result.breaches).toBeGreaterThanOrEqual(2500);
+    // xmin and cmin: the transaction and the command in it that wrote a row. The entries come
+    // from one command per chunk (not one per row), in their breaches' transactions (the breach
+    // row's own cmin moved: its event id is stored by the next statement).
+    const { rows } = await db.pool.query(
+      `select (select count(*)::int from stega.ticket_activity a
+                where a.action = 'sla_breached' and a.ticket_id = any ($1::bigint[])) as entries,
+              (select count(distinct (a.xmin::text, a.cmin::text))::int from stega.ticket_activity a
+                where a.action = 'sla_breached' and a.ticket_id = any ($1::bigint[])) as commands,
+              (select count(*)::int from stega.sla_breaches b
+                 join stega.ticket_activity a on a.ticket_id = b.ticket_id and a.action = 'sla_breached'
+                  and (a.details ->> 'breach_id')::bigint = b.id
+                  and a.xmin::text = b.xmin::text
+                where b.ticket_id = any ($1::bigint[])) as together`,
+      [tickets],
+    );
+    expect(rows[0]).toEqual({ entries: 2500, commands: 3, together: 2500 });
+  });
+
   it('never leaves a breach row without its event: both roll back together', async () => {
     const now = new Date('2026-03-04T12:00:00Z');
     const ticketId = await ticketInsertWithClocks(db.pool, {

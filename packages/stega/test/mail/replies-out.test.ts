@@ -417,6 +417,20 @@ describe('replies out', async () => {
       sent_at: null,
     });
     expect(email.last_error).toMatch(/^bounced: moved@customer\.test \(5\.1\.1 550 .*User unknown/);
+    // the ticket's activity says so, once, with the typed failure (not the server's words)
+    const failed = await s.pool.query(
+      `select details from stega.ticket_activity
+        where ticket_id = $1 and action = 'delivery_failed'`,
+      [ticketId],
+    );
+    expect(failed.rows.map((r) => r.details)).toEqual([
+      expect.objectContaining({
+        channel: 'customer_email',
+        target: 'moved@customer.test',
+        reason: 'rejected',
+        outcome: { type: 'failed', kind: 'bounced', dsn_status: '5.1.1' },
+      }),
+    ]);
 
     // a bounce of mail Stega never sent is kept, and is no ticket either
     const stray = await bounce({

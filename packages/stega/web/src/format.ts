@@ -68,6 +68,31 @@ export function formatDuration(ms: number): string {
   return `${seconds}s`;
 }
 
+/**
+ * An instant near `now` for a sentence: its time (`10:00`) when it is the same day in the
+ * viewer's zone, its date and time otherwise.
+ */
+export function formatWhen(iso: string, now: number): string {
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return '—';
+  return dateOnly.format(at) === dateOnly.format(now) ? timeOnly.format(at) : dateTime.format(at);
+}
+
+/** How long ago `iso` was, coarsely: `just now`, `3 min ago`, `2 h ago`, `4 d ago` (`in …` ahead). */
+export function formatRelative(iso: string, now: number): string {
+  const ms = now - Date.parse(iso);
+  if (Number.isNaN(ms)) return '—';
+  const minutes = Math.floor(Math.abs(ms) / 60_000);
+  if (minutes < 1) return 'just now';
+  const text =
+    minutes < 60
+      ? `${minutes} min`
+      : minutes < 48 * 60
+        ? `${Math.floor(minutes / 60)} h`
+        : `${Math.floor(minutes / (24 * 60))} d`;
+  return ms >= 0 ? `${text} ago` : `in ${text}`;
+}
+
 /** `12 s ago`, from seconds. */
 export function formatAgo(seconds: number | null | undefined): string {
   if (seconds === null || seconds === undefined) return '—';

@@ -1,4 +1,4 @@
-import { formatDateTime, formatMinutes, label } from './format.js';
+import { formatDateTime, formatMinutes, formatRelative, formatWhen, label } from './format.js';
 
 /** What the pages need to say ids in words: agents' and policies' names. */
 export interface Names {
@@ -53,11 +53,76 @@ function fieldValue(field: string, value: unknown, names: Names): string {
   return quoted(value);
 }
 
-/** One activity entry as a sentence whose subject is its actor: "moved the ticket to Waiting". */
+/** Entries that are a sentence of their own, not one whose subject is their actor. */
+export const STANDALONE_ACTIVITY = new Set(['sla_breached', 'delivery_failed']);
+
+const CLOCK_NAMES: Record<string, string> = {
+  first_response: 'First response',
+  resolution: 'Resolution',
+  next_reply: 'Next reply',
+};
+
+const CHANNELS: Record<string, string> = {
+  in_app: 'In-app alert',
+  email: 'Email alert',
+  webhook: 'Webhook alert',
+  slack: 'Slack alert',
+  teams: 'Microsoft Teams alert',
+  pagerduty: 'PagerDuty event',
+  customer_email: 'Email to the customer',
+  sms: 'SMS',
+  voice: 'Voice call',
+  push: 'Push notification',
+  slack_dm: 'Slack direct message',
+};
+
+const ABOUT: Record<string, string> = {
+  breach: 'of a breach',
+  warning: 'of a warning',
+  escalation: 'of an escalation level',
+};
+
+/** A failed attempt's typed outcome (`last_outcome`) in words. */
+export function failureText(outcome: Record<string, unknown> | null | undefined): string {
+  switch (outcome?.kind) {
+    case 'http':
+      return `the receiver answered HTTP ${String(outcome.status)}`;
+    case 'rate_limited':
+      return `the receiver kept throttling (HTTP ${String(outcome.status)})`;
+    case 'timeout':
+      return typeof outcome.after_ms === 'number'
+        ? `no answer within ${Math.round(outcome.after_ms / 100) / 10} s`
+        : 'no answer in time';
+    case 'network':
+      return `no connection${outcome.code ? ` (${String(outcome.code)})` : ''}`;
+    case 'smtp':
+      return `the mail server refused it${
+        outcome.reply != null
+          ? ` (${String(outcome.reply)})`
+          : outcome.code
+            ? ` (${String(outcome.code)})`
+            : ''
+      }`;
+    case 'bounced':
+      return `it bounced${outcome.dsn_status ? ` (${String(outcome.dsn_status)})` : ''}`;
+    case 'refused':
+      return 'the target is on a network alerts may not reach';
+    case 'permanent':
+      return 'it cannot be sent as it is';
+    default:
+      return 'it failed';
+  }
+}
+
+/**
+ * One activity entry as a sentence whose subject is its actor: "moved the ticket to Waiting";
+ * those of STANDALONE_ACTIVITY as a sentence of their own. `now` (ms) for "3 min ago".
+ */
 export function activityText(
   action: string,
   details: Record<string, unknown>,
   names: Names,
+  now: number = Date.now(),
 ): string {
   const at = (key: string) =>
     typeof details[key] === 'string' ? formatDateTime(details[key] as string) : '—';
@@ -102,6 +167,28 @@ export function activityText(
         : details.agent_id == null
           ? 'replied to the requester (as no agent: not a first response)'
           : 'replied to the requester';
+    case 'sla_breached': {
+      const due = typeof details.due_at === 'string' ? details.due_at : null;
+      return `${CLOCK_NAMES[String(details.kind)] ?? label(String(details.kind ?? ''))} SLA breached — due ${
+        due ? `${formatWhen(due, now)}, ${formatRelative(due, now)}` : '—'
+      }`;
+    }
+    case 'delivery_failed': {
+      const channel = String(details.channel ?? '');
+      const what = CHANNELS[channel] ?? `${label(channel)} alert`;
+      const of = ABOUT[String(details.alert_type)];
+      const about = channel === 'customer_email' || !of ? '' : ` ${of}`;
+      const attempts = Number(details.attempts ?? 0);
+      const why =
+        details.reason === 'gave_up'
+          ? `gave up after ${attempts} ${attempts === 1 ? 'attempt' : 'attempts'}`
+          : 'no retry can succeed';
+      return `${what}${about}${
+        details.fallback ? ' (fallback)' : ''
+      } to ${recipientLabel(String(details.target ?? ''), names)} failed for good: ${failureText(
+        details.outcome as Record<string, unknown> | null,
+      )} (${why})`;
+    }
     case 'sla_clock_started':
       return `started the ${clock} clock, due ${at('due_at')}`;
     case 'sla_clock_stopped':

@@ -71,8 +71,12 @@ export async function mailDeliveryBounce(
   id: number,
   entry: BounceEntry,
 ): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `update stega.alert_deliveries d
+  const { rows } = await db.query(
+    `with before as (
+       select d.status from stega.alert_deliveries d where d.id = $1
+     ),
+     bounced as (
+       update stega.alert_deliveries d
         set status = coalesce($2, d.status),
             next_attempt_at = case $2 when 'retrying' then now() + make_interval(secs => $3::double precision)
                                       when 'failed_permanent' then null
@@ -83,8 +87,26 @@ export async function mailDeliveryBounce(
             last_error = $4,
             last_outcome = coalesce($5::jsonb, d.last_outcome),
             updated_at = now()
-      where d.id = $1 and d.status <> 'sending'`,
+      where d.id = $1 and d.status <> 'sending'
+      returning d.id, d.ticket_id, d.alert_type, d.alert_id, d.channel, d.recipient, d.fallback,
+                d.attempts, d.status, d.last_outcome
+     ),
+     -- failed for good by this bounce (not before): its entry in the ticket's activity
+     failed as (
+       insert into stega.ticket_activity (ticket_id, at, actor, action, details)
+       select f.ticket_id, now(), 'system', 'delivery_failed',
+              jsonb_build_object(
+                'delivery_id', f.id, 'alert_type', f.alert_type, 'alert_id', f.alert_id,
+                'channel', f.channel,
+                'target', stega.delivery_target_masked(f.channel, f.recipient),
+                'fallback', f.fallback, 'attempts', f.attempts, 'reason', 'rejected',
+                'outcome', f.last_outcome)
+         from bounced f
+        where f.status = 'failed_permanent'
+          and (select b.status from before b) <> 'failed_permanent'
+     )
+     select count(*) as n from bounced`,
     [id, entry.status, entry.wait_seconds, entry.last_error, entry.last_outcome],
   );
-  return (rowCount ?? 0) > 0;
+  return Number(rows[0]?.n ?? 0) > 0;
 }

@@ -13,7 +13,15 @@ export interface OutcomeEntry {
   last_error: string | null;
   /** The typed outcome (`last_outcome`): what programs and the UI read. */
   last_outcome: OutcomeRecord;
+  /**
+   * For `failed_permanent`: why it is final, `rejected` (no retry could succeed) or `gave_up`
+   * (the next try would pass the retry horizon). The ticket's activity says which.
+   */
+  final_reason?: FinalReason | null;
 }
+
+/** Why a delivery failed for good: refused as it is, or out of retries. */
+export type FinalReason = 'rejected' | 'gave_up';
 
 /** What an outcomes write did: the ids recorded and the circuits it closed. */
 export interface OutcomesRecorded {
@@ -28,6 +36,10 @@ export interface OutcomesRecorded {
  * outcome is discarded. The endpoints that answered (`answered`: none of them failed in this
  * write) close their circuits if open or failing, and the deliveries waiting behind a circuit
  * closed here become due at once. (Failures and throttles: endpointFailuresRecord.)
+ * Each delivery that failed for good here gets its `delivery_failed` entry in its ticket's
+ * activity in the same statement (one insert for the whole write): channel, masked target,
+ * the typed outcome and why it is final, never the words of `last_error` (they may quote a
+ * URL whose path is its secret).
  */
 export async function deliveryOutcomesRecord(
   db: LedgerDb,
@@ -51,9 +63,24 @@ export async function deliveryOutcomesRecord(
               claim_token = null, claim_pid = null, claim_backend_start = null, updated_at = now()
          from jsonb_to_recordset($1::jsonb) as o (
                 id bigint, claim_token uuid, status text, wait_seconds double precision,
-                last_error text, last_outcome jsonb)
+                last_error text, last_outcome jsonb, final_reason text)
         where d.id = o.id and d.claim_token = o.claim_token and d.status = 'sending'
-       returning d.id
+       returning d.id, d.ticket_id, d.alert_type, d.alert_id, d.channel, d.recipient, d.fallback,
+                 d.attempts, d.status, d.last_outcome, o.final_reason
+     ),
+     failed as (
+       insert into stega.ticket_activity (ticket_id, at, actor, action, details)
+       select f.ticket_id, now(), 'system', 'delivery_failed',
+              jsonb_build_object(
+                'delivery_id', f.id, 'alert_type', f.alert_type, 'alert_id', f.alert_id,
+                'channel', f.channel,
+                'target', stega.delivery_target_masked(f.channel, f.recipient),
+                'fallback', f.fallback, 'attempts', f.attempts,
+                'reason', coalesce(f.final_reason, 'rejected'),
+                'outcome', f.last_outcome)
+         from done f
+        where f.status = 'failed_permanent'
+        order by f.id
      ),
      closed as (
        update stega.delivery_endpoints e

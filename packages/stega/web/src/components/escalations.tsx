@@ -41,7 +41,8 @@ export function EscalationsSection({
   if (escalations.length === 0) return null;
   const running = escalations.some((e) => e.stopped_at === null);
   return (
-    <Section id="escalations" title={`Escalations (${escalations.length})`}>
+    // a running chain keeps its Acknowledge button in sight; a finished one folds on a phone
+    <Section fold={!running} id="escalations" title={`Escalations (${escalations.length})`}>
       {running ? (
         <p>
           <button

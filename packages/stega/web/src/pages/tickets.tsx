@@ -7,7 +7,8 @@ import { Countdown } from '../components/countdown.js';
 import { type Column, DataTable } from '../components/data-table.js';
 import { Freshness, LoadState } from '../components/layout.js';
 import { agentsQuery, ticketListQuery } from '../data/queries.js';
-import { formatNumber, label } from '../format.js';
+import { formatNumber, formatWhen, label } from '../format.js';
+import { useNow } from '../hooks/use-now.js';
 import { useTitle } from '../hooks/use-title.js';
 import {
   PRIORITIES,
@@ -313,8 +314,7 @@ const COLUMNS: Column<TicketListItem>[] = [
       t.next_reply_state === null ? (
         <span className="muted">—</span>
       ) : (
-        <Countdown
-          name="Next reply"
+        <NextReply
           dueAt={t.next_reply_due_at}
           state={t.next_reply_state}
           stoppedAt={t.next_reply_stopped_at}
@@ -323,6 +323,30 @@ const COLUMNS: Column<TicketListItem>[] = [
   },
   { header: 'SLA', cell: (t) => <SlaBadge breached={t.breached} warned={t.at_risk} /> },
 ];
+
+/**
+ * The reply the ticket waits for from an agent: its countdown (overdue once breached) and,
+ * while it runs, the time it is due in the reader's zone.
+ */
+function NextReply({
+  dueAt,
+  state,
+  stoppedAt,
+}: {
+  dueAt: string | null;
+  state: TicketListItem['next_reply_state'];
+  stoppedAt: string | null;
+}) {
+  const now = useNow();
+  return (
+    <>
+      <Countdown name="Next reply" dueAt={dueAt} state={state} stoppedAt={stoppedAt} />
+      {dueAt && state === 'running' ? (
+        <span className="small muted next-reply-due"> · due {formatWhen(dueAt, now)}</span>
+      ) : null}
+    </>
+  );
+}
 
 /** The full-text search box: the words in the address, searched on submit. */
 function SearchForm({ q, onSearch }: { q: string; onSearch: (text: string) => void }) {

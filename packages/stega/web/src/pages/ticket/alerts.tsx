@@ -27,7 +27,7 @@ export function AlertsSection({ ticket, names }: { ticket: TicketDetail; names: 
     }`;
   };
   return (
-    <Section id="deliveries" title={`Alerts and deliveries (${ticket.deliveries.length})`}>
+    <Section fold id="deliveries" title={`Alerts and deliveries (${ticket.deliveries.length})`}>
       {ticket.warnings.length > 0 ? (
         <ul className="plain warnings">
           {ticket.warnings.map((w) => (

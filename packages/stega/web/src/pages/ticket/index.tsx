@@ -124,7 +124,7 @@ export function TicketPage({ id, session }: { id: number; session: Session }) {
 
       <AlertsSection ticket={t} names={names} />
 
-      <ActivitySection ticket={t} names={names} />
+      <ActivitySection ticket={t} names={names} now={now} />
     </div>
   );
 }

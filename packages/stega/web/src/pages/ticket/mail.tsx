@@ -62,7 +62,7 @@ export function MailSection({ ticketId }: { ticketId: number }) {
   const m = mail.data;
   if (!m || (m.messages.length === 0 && !m.customer)) return null;
   return (
-    <Section id="mail" title={`Mail (${m.messages.length})`}>
+    <Section fold id="mail" title={`Mail (${m.messages.length})`}>
       {m.customer ? (
         <p data-testid="customer">
           Customer: {m.customer.name || m.customer.email} &lt;{m.customer.email}&gt;

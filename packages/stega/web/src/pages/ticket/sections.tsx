@@ -4,13 +4,13 @@ import { Section } from '../../components/layout.js';
 import { formatDateTime, formatDuration, formatMinutes, label } from '../../format.js';
 import { useOlderPages } from '../../hooks/use-older-pages.js';
 import type { Clock, TicketDetail } from '../../types.js';
-import { activityText, type Names } from '../../words.js';
+import { activityText, type Names, STANDALONE_ACTIVITY } from '../../words.js';
 
 /** Who asked, who answers, which policy, and when: the ticket's facts. */
 export function DetailsSection({ ticket: t }: { ticket: TicketDetail }) {
   const firstResponse = t.clocks.find((c) => c.kind === 'first_response');
   return (
-    <Section id="details" title="Details">
+    <Section fold id="details" title="Details">
       <dl className="details">
         <dt>Requester</dt>
         <dd>
@@ -48,7 +48,7 @@ export function DetailsSection({ ticket: t }: { ticket: TicketDetail }) {
 /** Each SLA clock of the ticket with its state and due time. */
 export function ClocksSection({ clocks, now }: { clocks: Clock[]; now: number }) {
   return (
-    <Section id="clocks" title="SLA clocks">
+    <Section fold id="clocks" title="SLA clocks">
       {clocks.length === 0 ? <p className="muted">No SLA policy applies.</p> : null}
       {clocks.map((clock) => (
         <ClockCard key={clock.kind} clock={clock} now={now} />
@@ -60,7 +60,7 @@ export function ClocksSection({ clocks, now }: { clocks: Clock[]; now: number })
 /** The targets the ticket missed, each once. */
 export function BreachesSection({ breaches }: { breaches: TicketDetail['breaches'] }) {
   return (
-    <Section id="breaches" title={`Breaches (${breaches.length})`}>
+    <Section fold id="breaches" title={`Breaches (${breaches.length})`}>
       {breaches.length === 0 ? (
         <p className="muted">No breach recorded.</p>
       ) : (
@@ -79,7 +79,15 @@ export function BreachesSection({ breaches }: { breaches: TicketDetail['breaches
 }
 
 /** What happened to the ticket, in sentences, newest first. */
-export function ActivitySection({ ticket, names }: { ticket: TicketDetail; names: Names }) {
+export function ActivitySection({
+  ticket,
+  names,
+  now,
+}: {
+  ticket: TicketDetail;
+  names: Names;
+  now: number;
+}) {
   // the ticket brings its newest entries; older ones come a page at a time
   const activity = useOlderPages({
     latest: ticket.activity,
@@ -88,14 +96,20 @@ export function ActivitySection({ ticket, names }: { ticket: TicketDetail; names
     at: (a) => a.at,
   });
   return (
-    <Section id="activity" title="Activity">
+    <Section fold id="activity" title="Activity">
       <ol className="activity">
         {activity.items.map((a) => (
-          <li key={a.id}>
+          <li key={a.id} data-action={a.action}>
             <time dateTime={a.at}>{formatDateTime(a.at)}</time>
-            <span>
-              <strong>{a.actor}</strong> {activityText(a.action, a.details, names)}
-            </span>
+            {STANDALONE_ACTIVITY.has(a.action) ? (
+              <span className={`activity-${a.action}`}>
+                {activityText(a.action, a.details, names, now)}
+              </span>
+            ) : (
+              <span>
+                <strong>{a.actor}</strong> {activityText(a.action, a.details, names, now)}
+              </span>
+            )}
           </li>
         ))}
       </ol>
