@@ -24,16 +24,17 @@ describe('the web push service worker in a browser', async () => {
     browser = await launchBrowser();
     await signIn(browser.page, stega);
     const registered = browser.context.waitForEvent('serviceworker');
-    const scope = await browser.page.evaluate(async () => {
+    // (run in the page: the browser's navigator, which this file's types do not know)
+    const scope = await browser.page.evaluate(`(async () => {
       const registration = await navigator.serviceWorker.register('/sw.js', { scope: '/' });
       await navigator.serviceWorker.ready;
       return registration.scope;
-    });
+    })()`);
     const worker = await registered;
     expect(scope).toBe(`${stega.url}/`);
     expect(worker.url()).toBe(`${stega.url}/sw.js`);
     // it claims the open pages as it activates (a page can hear from it at once)
-    await browser.page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+    await browser.page.waitForFunction('navigator.serviceWorker.controller !== null');
     // (the sign-in page's probe of a session it does not have yet answers 401)
     expect(browser.problems.filter((p) => !p.includes('status of 401'))).toEqual([]);
   });
