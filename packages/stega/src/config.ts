@@ -16,6 +16,16 @@ export interface TwilioConfig {
   apiUrl: string;
 }
 
+/** Web Push's VAPID identity as configured (see Config.webPush). */
+export interface WebPushConfig {
+  /** The VAPID key pair (base64url, P-256); absent: a pair generated once and kept in the database. */
+  vapid: { publicKey: string; privateKey: string } | undefined;
+  /** The `sub` of the VAPID token (`mailto:` or `https:`); absent: derived (webPushSubjectOf). */
+  subject: string | undefined;
+  /** Push endpoints may be plain http (a local push service in tests and development). */
+  allowHttp: boolean;
+}
+
 /** A Slack app's bot token and signing secret (see Config.slackApp). */
 export interface SlackAppConfig {
   botToken: string;
@@ -132,6 +142,12 @@ export interface Config {
    * and SLACK_SIGNING_SECRET, both or none; SLACK_API_URL, default https://slack.com/api/).
    */
   slackApp: SlackAppConfig | undefined;
+  /**
+   * Web Push, for the push method of notification rules (WEB_PUSH_VAPID_PUBLIC_KEY and
+   * WEB_PUSH_VAPID_PRIVATE_KEY, both or none; WEB_PUSH_SUBJECT; WEB_PUSH_ALLOW_HTTP). Without
+   * keys a pair is generated at start and kept in the database (stega.server_secrets).
+   */
+  webPush: WebPushConfig;
   /** How long a silent sla-breach-worker keeps its batch, seconds (SLA_DEAD_INTERVAL_SECONDS, default 120). */
   slaDeadIntervalSeconds: number;
   /**
@@ -685,6 +701,48 @@ export const envSchema = z.object({
     description:
       "Slack's Web API base URL (a local receiver's in tests); checked like a webhook URL at start",
   }),
+  WEB_PUSH_VAPID_PUBLIC_KEY: z
+    .string()
+    .trim()
+    .regex(
+      /^[A-Za-z0-9_-]{87}$/,
+      'WEB_PUSH_VAPID_PUBLIC_KEY must be a P-256 public key in base64url (87 characters, as `npx web-push generate-vapid-keys` prints it)',
+    )
+    .optional()
+    .meta({
+      description:
+        "the VAPID public key browsers subscribe with (the application server key of web push; see [On call](on-call.md#web-push)); with WEB_PUSH_VAPID_PRIVATE_KEY. Unset: a key pair generated at the first start and kept in `stega.server_secrets`. Changing it voids every browser's subscription (each registers again)",
+    }),
+  WEB_PUSH_VAPID_PRIVATE_KEY: z
+    .string()
+    .trim()
+    .regex(
+      /^[A-Za-z0-9_-]{43}$/,
+      'WEB_PUSH_VAPID_PRIVATE_KEY must be a P-256 private key in base64url (43 characters)',
+    )
+    .optional()
+    .meta({
+      type: 'string (secret)',
+      description:
+        'the VAPID private key push messages are signed with; with WEB_PUSH_VAPID_PUBLIC_KEY',
+    }),
+  WEB_PUSH_SUBJECT: z
+    .string()
+    .trim()
+    .regex(
+      /^(mailto:[^\s@]+@[^\s@]+|https:\/\/\S+)$/,
+      'WEB_PUSH_SUBJECT must be a mailto: address or an https: URL',
+    )
+    .optional()
+    .meta({
+      default: '`STEGA_PUBLIC_URL` when https, else `mailto:` the MAIL_FROM address',
+      description:
+        'the contact push services see in the VAPID token (`mailto:oncall@example.com` or an https URL): whom they write to when pushes misbehave',
+    }),
+  WEB_PUSH_ALLOW_HTTP: flag('WEB_PUSH_ALLOW_HTTP').meta({
+    description:
+      'accept push subscriptions whose endpoint is plain http (a local push service in development and tests); browsers only give https endpoints. A private address still needs WEBHOOK_ALLOWED_NETWORKS',
+  }),
   SLA_DEAD_INTERVAL_SECONDS: intFrom('SLA_DEAD_INTERVAL_SECONDS', 1, 86_400, 120).meta({
     description: "a silent sla-breach-worker's batch is taken over after this",
   }),
@@ -1030,6 +1088,7 @@ export function loadConfig(
     pagerDutyEventsUrl,
     twilio: twilioOf(e),
     slackApp: slackAppOf(e),
+    webPush: webPushOf(e),
     slaDeadIntervalSeconds: e.SLA_DEAD_INTERVAL_SECONDS,
     slaDeliveryConcurrency: e.SLA_DELIVERY_CONCURRENCY,
     slaRetryTimeScale: e.SLA_RETRY_TIME_SCALE,
@@ -1054,6 +1113,22 @@ export function loadConfig(
     inbound: inboundOf(e, cwd),
     logLevel: e.LOG_LEVEL ?? 'info',
     logFormat: e.LOG_FORMAT ?? 'auto',
+  };
+}
+
+/** Web Push's settings: the key pair both or none; @throws ConfigError naming what is missing. */
+function webPushOf(e: z.infer<typeof envSchema>): WebPushConfig {
+  const publicKey = e.WEB_PUSH_VAPID_PUBLIC_KEY;
+  const privateKey = e.WEB_PUSH_VAPID_PRIVATE_KEY;
+  if (Boolean(publicKey) !== Boolean(privateKey)) {
+    throw new ConfigError(
+      `invalid configuration:\n  - ${publicKey ? 'WEB_PUSH_VAPID_PRIVATE_KEY' : 'WEB_PUSH_VAPID_PUBLIC_KEY'} must be set with the other`,
+    );
+  }
+  return {
+    vapid: publicKey && privateKey ? { publicKey, privateKey } : undefined,
+    subject: e.WEB_PUSH_SUBJECT || undefined,
+    allowHttp: e.WEB_PUSH_ALLOW_HTTP,
   };
 }
 

@@ -44,7 +44,8 @@ export type AlertChannel =
   | 'customer_email'
   | 'sms'
   | 'voice'
-  | 'slack_dm';
+  | 'slack_dm'
+  | 'push';
 export type AlertType = 'breach' | 'warning' | 'escalation';
 export type ClockKind = 'first_response' | 'resolution' | 'next_reply';
 export type CircuitState = 'closed' | 'open' | 'half_open';

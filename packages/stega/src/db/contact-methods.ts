@@ -12,10 +12,14 @@ export interface ContactMethodRow {
   label: string | null;
   /** Null until verified: an unverified method is never used. */
   verified_at: Date | null;
+  /** Set when the method can no longer be used (a push subscription the push service says is gone). */
+  invalid_at: Date | null;
+  invalid_reason: string | null;
   created_at: Date;
 }
 
-const COLUMNS = 'id, agent_id, method, address, push_keys, label, verified_at, created_at';
+const COLUMNS =
+  'id, agent_id, method, address, push_keys, label, verified_at, invalid_at, invalid_reason, created_at';
 
 function contactOf(row: Record<string, unknown>): ContactMethodRow {
   return {
@@ -26,6 +30,8 @@ function contactOf(row: Record<string, unknown>): ContactMethodRow {
     push_keys: (row.push_keys as ContactMethodRow['push_keys']) ?? null,
     label: (row.label as string | null) ?? null,
     verified_at: (row.verified_at as Date | null) ?? null,
+    invalid_at: (row.invalid_at as Date | null) ?? null,
+    invalid_reason: (row.invalid_reason as string | null) ?? null,
     created_at: row.created_at as Date,
   };
 }
@@ -59,6 +65,36 @@ export async function contactMethodInsert(
       fields.verifiedAt,
       now,
     ],
+  );
+  return contactOf(rows[0] as Record<string, unknown>);
+}
+
+/**
+ * Adds a browser's push subscription, unverified. The same endpoint again (the browser
+ * registered anew) takes the keys given now and is verified again, unless its keys are
+ * unchanged and it was neither verified out nor marked invalid.
+ */
+export async function contactMethodPushUpsert(
+  db: Queryable,
+  fields: {
+    agentId: number;
+    endpoint: string;
+    keys: { p256dh: string; auth: string };
+    label: string | null;
+  },
+  now: Date,
+): Promise<ContactMethodRow> {
+  const { rows } = await db.query(
+    `insert into stega.contact_methods as c (agent_id, method, address, push_keys, label, created_at)
+     values ($1, 'push', $2, $3::jsonb, $4, $5)
+     on conflict (agent_id, method, address) do update
+       set push_keys = excluded.push_keys,
+           label = coalesce(excluded.label, c.label),
+           verified_at = case when c.push_keys = excluded.push_keys and c.invalid_at is null
+                              then c.verified_at end,
+           invalid_at = null, invalid_reason = null
+     returning ${COLUMNS}`,
+    [fields.agentId, fields.endpoint, JSON.stringify(fields.keys), fields.label, now],
   );
   return contactOf(rows[0] as Record<string, unknown>);
 }

@@ -59,7 +59,7 @@ export interface PagedPerson {
   zone: string | null;
   /** The steps that apply: their own for the urgency, else their first team's (by id) default, else null. */
   steps: { method: RuleStep['method']; delaySeconds: number }[] | null;
-  /** Verified contact methods. */
+  /** Verified contact methods (none marked invalid). */
   contacts: { id: number; method: string; address: string; pushKeys: unknown }[];
 }
 
@@ -89,7 +89,8 @@ export async function pagedPeopleLoad(
             (select coalesce(jsonb_agg(jsonb_build_object('id', c.id, 'method', c.method,
                                 'address', c.address, 'push_keys', c.push_keys) order by c.id), '[]')
                from stega.contact_methods c
-              where c.agent_id = a.id and c.verified_at is not null) as contacts
+              where c.agent_id = a.id and c.verified_at is not null
+                and c.invalid_at is null) as contacts
        from stega.agents a
       where a.id = any ($1::bigint[]) and a.deactivated_at is null`,
     [agentIds, urgency],

@@ -56,6 +56,11 @@ export interface AlertDeliveryDeps {
   twilio?: TwilioSettings | undefined;
   /** The Slack app of the Slack direct-message method (config.slackApp; absent: it fails for good). */
   slackApp?: SlackAppSettings | undefined;
+  /**
+   * Web Push of the push method, with the key and lifetime of its acknowledge tokens
+   * (services/web-push-keys.ts; absent: push steps fail for good).
+   */
+  webPush?: ChannelSettings['webPush'];
   /** Subconsumer name of this worker, recorded as `delivered_by`. */
   deliveredBy: string;
   /** Multiplies retry delays, the give-up horizon, the probe interval and fallback deadlines. */
@@ -124,6 +129,7 @@ export class AlertDelivery {
       pagerDutyUrl: deps.pagerDutyEventsUrl ?? PAGERDUTY_EVENTS_URL,
       twilio: deps.twilio,
       slackApp: deps.slackApp,
+      webPush: deps.webPush,
     };
     this.leaseSeconds = deps.leaseSeconds ?? CLAIM_LEASE_SECONDS;
     this.heartbeat = new ClaimHeartbeat(deps.pool, this.leaseSeconds, deps.logger);

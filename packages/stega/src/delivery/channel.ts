@@ -6,6 +6,7 @@ import type { ClaimedDelivery } from './ledger/rows.js';
 import type { SlackAppSettings } from './transport/slack-api.js';
 import type { EmailSender } from './transport/smtp.js';
 import type { TwilioSettings } from './transport/twilio-rest.js';
+import type { WebPushSettings } from './transport/web-push.js';
 
 /**
  * The one interface every delivery channel implements (email, webhook, Slack, Teams,
@@ -55,6 +56,11 @@ export interface ChannelSettings {
   twilio?: TwilioSettings | undefined;
   /** The Slack app of the Slack direct-message channel (absent: it fails for good). */
   slackApp?: SlackAppSettings | undefined;
+  /**
+   * Web Push of the push channel (absent: it fails for good), with the key and lifetime of
+   * the acknowledge tokens its messages carry (STEGA_ACK_SECRET, STEGA_ACK_LINK_HOURS).
+   */
+  webPush?: (WebPushSettings & { ackSecret: string; ackLinkHours: number }) | undefined;
 }
 
 /** One claimed delivery as its channel sees it while building the message. */

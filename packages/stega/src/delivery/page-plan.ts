@@ -2,6 +2,7 @@ import type { PagedPerson } from '../db/notification-rules.js';
 import type { RuleStep, Urgency } from '../domain/notification-rules.js';
 import { type AlertEvent, kindOf } from './alert-kinds.js';
 import type { ChannelSettings, DeliveryChannel } from './channel.js';
+import { pushRecipient } from './channels/push.js';
 import { channelNamed } from './channels/registry.js';
 import type { PlannedDelivery } from './ledger/rows.js';
 
@@ -80,10 +81,16 @@ export function personPage(
     } else {
       for (const c of person.contacts) {
         if (c.method !== step.method) continue;
-        const secret = c.pushKeys
-          ? JSON.stringify({ endpoint: c.address, keys: c.pushKeys })
-          : c.address;
-        addresses.push({ recipient: pageRecipient(agentId, c.method, c.id), secret });
+        const recipient = pageRecipient(agentId, c.method, c.id);
+        if (c.pushKeys) {
+          // a push step's circuit is its push service's: the recipient names its host
+          addresses.push({
+            recipient: pushRecipient(recipient, c.address),
+            secret: JSON.stringify({ endpoint: c.address, keys: c.pushKeys }),
+          });
+        } else {
+          addresses.push({ recipient, secret: c.address });
+        }
       }
     }
     const waitSeconds = step.delay_minutes * 60 * settings.timeScale;

@@ -40,6 +40,7 @@ export const CHANNEL_TYPES = [
   'sms',
   'voice',
   'slack_dm',
+  'push',
 ] as const;
 export type ChannelType = (typeof CHANNEL_TYPES)[number];
 /**

@@ -35,9 +35,16 @@ export const slackUserIdSchema = z
 export const pushSubscriptionSchema = z.strictObject({
   endpoint: z.url({ protocol: /^https?$/, error: 'must be the subscription’s http(s) endpoint' }),
   keys: z.strictObject({
-    p256dh: z.string().min(1).max(200),
-    auth: z.string().min(1).max(100),
+    // base64url of an uncompressed P-256 point (65 bytes, 0x04 first) and of 16 bytes
+    p256dh: z.string().regex(/^B[A-Za-z0-9_-]{86}=?$/, {
+      error: 'must be the browser’s P-256 public key (base64url, 65 bytes)',
+    }),
+    auth: z.string().regex(/^[A-Za-z0-9_-]{22}(==)?$/, {
+      error: 'must be the subscription’s 16-byte auth secret (base64url)',
+    }),
   }),
+  /** What PushSubscription.toJSON() adds: when the browser ends it (ms), usually null. */
+  expirationTime: z.number().nullable().optional(),
 });
 
 /** A new contact method, as the API takes it. */

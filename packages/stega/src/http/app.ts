@@ -21,13 +21,14 @@ import type { MailOutlet } from '../delivery/mail-outlet.js';
 import { emailSenderOf } from '../delivery/transport/smtp.js';
 import { type Logger, urlForLog } from '../log.js';
 import { createScrapeMetrics } from '../metrics-scrape.js';
-import { ackLinksOpen } from '../services/acknowledge-links.js';
+import { ackLinksOpen, ackSecretLoad } from '../services/acknowledge-links.js';
 import { resolveAdminToken } from '../services/admin-token.js';
 import { calendarFeedsOpen } from '../services/calendar-feeds.js';
 import type { ServiceContext } from '../services/context.js';
 import type { SignInMail, SignInSettings } from '../services/sign-in.js';
 import { createSingleSignOn } from '../services/single-sign-on.js';
 import { totpSecretBoxOpen, totpSecretsSeal } from '../services/totp-secret-box.js';
+import { webPushSettingsLoad } from '../services/web-push-keys.js';
 import { registerAuth } from './auth.js';
 import { handleError, handleNotFound } from './errors.js';
 import { installValidationMessages } from './messages.js';
@@ -57,6 +58,7 @@ import { teamRoutes } from './routes/teams.js';
 import { ticketRoutes } from './routes/tickets.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { twilioRoutes } from './routes/twilio.js';
+import { webPushRoutes } from './routes/web-push.js';
 import { uiRoutes } from './ui.js';
 import { writeLimits } from './write-limits.js';
 
@@ -271,10 +273,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(escalationRoutes(ctx, ackLinks, limits.acknowledgements));
   await app.register(twilioRoutes(ctx, { twilio: deps.config.twilio, publicUrl }));
   await app.register(slackRoutes(ctx, { slackApp: deps.config.slackApp }));
+  const webPush = await webPushSettingsLoad(deps.pool, {
+    webPush: deps.config.webPush,
+    publicUrl,
+    mailFrom: deps.config.mailFrom,
+  });
+  await app.register(
+    webPushRoutes(ctx, {
+      settings: webPush,
+      ackSecret: await ackSecretLoad(deps.pool, deps.config.ackSecret),
+    }),
+  );
   await app.register(
     notificationSettingsRoutes(ctx, {
       twilio: deps.config.twilio,
       slackApp: deps.config.slackApp,
+      webPush,
       allowedNetworks: deps.config.webhookAllowedNetworks,
       timeoutMs: deps.config.webhookTimeoutMs,
     }),

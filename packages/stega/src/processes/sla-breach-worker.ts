@@ -14,7 +14,8 @@ import {
   slaWarningEvent,
 } from '../events.js';
 import type { Logger } from '../log.js';
-import { ackLinksOpen } from '../services/acknowledge-links.js';
+import { ackLinksOpen, ackSecretLoad } from '../services/acknowledge-links.js';
+import { webPushSettingsLoad } from '../services/web-push-keys.js';
 import { startClaimOwner } from './claim-owner.js';
 import { openWorkerResources } from './notifications.js';
 import type { RunningService } from './service.js';
@@ -49,6 +50,11 @@ export async function startSlaBreachWorker(
     secret: config.ackSecret,
     linkHours: config.ackLinkHours,
   });
+  const webPush = await webPushSettingsLoad(pool, {
+    webPush: config.webPush,
+    publicUrl: resources.publicUrl,
+    mailFrom: config.mailFrom,
+  });
   const delivery = new AlertDelivery({
     pool,
     email: resources.email,
@@ -58,6 +64,11 @@ export async function startSlaBreachWorker(
     pagerDutyEventsUrl: config.pagerDutyEventsUrl,
     twilio: config.twilio,
     slackApp: config.slackApp,
+    webPush: {
+      ...webPush,
+      ackSecret: await ackSecretLoad(pool, config.ackSecret),
+      ackLinkHours: config.ackLinkHours,
+    },
     publicUrl: resources.publicUrl,
     timeZone: config.timeZone,
     deliveredBy: config.subconsumerName,

@@ -8,6 +8,7 @@ import {
   contactMethodGet,
   contactMethodInsert,
   contactMethodList,
+  contactMethodPushUpsert,
 } from '../db/contact-methods.js';
 import {
   notificationRulesList,
@@ -19,6 +20,12 @@ import { inTransaction } from '../db/pool.js';
 import { teamGet } from '../db/teams.js';
 import { type SlackAppSettings, slackPostMessage } from '../delivery/transport/slack-api.js';
 import { type TwilioSettings, twilioCreate } from '../delivery/transport/twilio-rest.js';
+import {
+  pushEndpointRefusal,
+  type WebPushSettings,
+  webPushSend,
+} from '../delivery/transport/web-push.js';
+import { webhookUrlRefusal } from '../delivery/transport/webhook-target.js';
 import type { ContactMethodInput, NotificationRules } from '../domain/notification-rules.js';
 import { URGENCIES } from '../domain/notification-rules.js';
 import type { Actor, ServiceContext } from './context.js';
@@ -34,6 +41,8 @@ import { ForbiddenError, NotFoundError, ValidationError } from './errors.js';
 export interface VerificationSender {
   twilio: TwilioSettings | undefined;
   slackApp: SlackAppSettings | undefined;
+  /** The VAPID identity test pushes are sent with. */
+  webPush: WebPushSettings | undefined;
   allowedNetworks: readonly string[];
   timeoutMs: number;
 }
@@ -63,8 +72,10 @@ export function contactMethodView(row: ContactMethodRow) {
     // a push endpoint is a capability URL: shown by its host only
     address: row.method === 'push' ? new URL(row.address).host : row.address,
     label: row.label,
-    verified: row.verified_at !== null,
+    verified: row.verified_at !== null && row.invalid_at === null,
     verified_at: row.verified_at,
+    invalid_at: row.invalid_at,
+    invalid_reason: row.invalid_reason,
     created_at: row.created_at,
   };
 }
@@ -77,8 +88,9 @@ export async function listContactMethods(ctx: ServiceContext, actor: Actor, agen
 /**
  * Adds a contact method and starts its verification: SMS and voice get a 6-digit code (by
  * text, or read out in a call), which `verifyContactMethod` takes. Email to the agent's own
- * sign-in address is verified at once (they signed in with it). Push and Slack are not
- * available yet (400).
+ * sign-in address is verified at once (they signed in with it). A Slack user gets a message
+ * whose button links them; a browser's push subscription gets a test push carrying a code,
+ * which the agent confirms (the page does it when its service worker shows the push).
  */
 export async function addContactMethod(
   ctx: ServiceContext,
@@ -88,11 +100,7 @@ export async function addContactMethod(
   input: ContactMethodInput,
 ) {
   const agent = await requireSelfOrAdmin(ctx, actor, agentId);
-  if (input.method === 'push') {
-    throw new ValidationError([
-      { path: 'method', message: 'push is not available yet: use sms, voice, slack_dm or email' },
-    ]);
-  }
+  if (input.method === 'push') return addPushMethod(ctx, sender, agentId, input);
   if (input.method === 'email' && input.address.toLowerCase() !== agent.email.toLowerCase()) {
     throw new ValidationError([
       { path: 'address', message: 'only your sign-in address can be an email method for now' },
@@ -115,12 +123,89 @@ export async function addContactMethod(
   return contactMethodView((await contactMethodGet(ctx.pool, agentId, row.id)) ?? row);
 }
 
-/** SMS and voice: a code; a Slack user: a message whose button, pressed by that user, links them. */
+/**
+ * A browser's push subscription, registered by its agent: its endpoint must be https (unless
+ * WEB_PUSH_ALLOW_HTTP) and not on a private network (unless WEBHOOK_ALLOWED_NETWORKS lists
+ * it), checked like every outbound URL; then a test push with a code goes to it.
+ */
+async function addPushMethod(
+  ctx: ServiceContext,
+  sender: VerificationSender,
+  agentId: number,
+  input: Extract<ContactMethodInput, { method: 'push' }>,
+) {
+  const { endpoint, keys } = input.subscription;
+  const refusal =
+    pushEndpointRefusal(endpoint, sender.webPush?.allowHttp ?? false) ??
+    (await webhookUrlRefusal(endpoint, sender.allowedNetworks));
+  if (refusal) throw new ValidationError([{ path: 'subscription.endpoint', message: refusal }]);
+  const row = await contactMethodPushUpsert(
+    ctx.pool,
+    { agentId, endpoint, keys, label: input.label ?? null },
+    ctx.now(),
+  );
+  if (row.verified_at === null) await startVerification(ctx, sender, row);
+  return contactMethodView((await contactMethodGet(ctx.pool, agentId, row.id)) ?? row);
+}
+
+/** How long the push service keeps a test push for a browser that is offline, seconds. */
+const TEST_PUSH_TTL_SECONDS = CODE_MINUTES * 60;
+
+/**
+ * The test push of a new subscription: its code is recorded (committed), then sent in the
+ * push (no transaction is open during the call); the service worker shows it and hands the
+ * code to the page, where the agent confirms it (verifyContactMethod).
+ */
+async function sendPushCode(
+  ctx: ServiceContext,
+  sender: VerificationSender,
+  row: ContactMethodRow,
+): Promise<void> {
+  const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+  await contactMethodCodeSet(
+    ctx.pool,
+    row.id,
+    sha256(code),
+    new Date(ctx.now().getTime() + CODE_MINUTES * 60_000),
+  );
+  const outcome = await webPushSend(
+    sender.webPush,
+    { endpoint: row.address, keys: row.push_keys ?? { p256dh: '', auth: '' } },
+    {
+      key: `verify-${row.id}-${code}`,
+      urgency: 'high',
+      ttlSeconds: TEST_PUSH_TTL_SECONDS,
+      payload: {
+        type: 'verify',
+        title: 'Stega can reach you here',
+        body: `Test notification: confirm this browser with the code ${code}.`,
+        contact_method_id: row.id,
+        agent_id: row.agent_id,
+        code,
+      },
+    },
+    { timeoutMs: sender.timeoutMs, allowedNetworks: sender.allowedNetworks },
+  );
+  if (outcome.type !== 'delivered') {
+    throw new ValidationError([
+      {
+        path: 'subscription.endpoint',
+        message: `the test push could not be sent: ${outcome.failure.text}`,
+      },
+    ]);
+  }
+}
+
+/**
+ * SMS and voice: a code; a push subscription: a test push with a code; a Slack user: a
+ * message whose button, pressed by that user, links them.
+ */
 async function startVerification(
   ctx: ServiceContext,
   sender: VerificationSender,
   row: ContactMethodRow,
 ): Promise<void> {
+  if (row.method === 'push') return sendPushCode(ctx, sender, row);
   if (row.method !== 'slack_dm') return sendCode(ctx, sender, row);
   const text = 'Stega wants to reach you here when you are paged. Is this you?';
   const outcome = await slackPostMessage(
@@ -201,6 +286,12 @@ export async function resendVerification(
   await requireSelfOrAdmin(ctx, actor, agentId);
   const row = await contactMethodGet(ctx.pool, agentId, id);
   if (!row) throw new NotFoundError('contact method', id);
+  if (row.invalid_at !== null) {
+    // a push subscription the push service said is gone: only the browser can renew it
+    throw new ValidationError([
+      { path: 'method', message: row.invalid_reason ?? 'this method can no longer be used' },
+    ]);
+  }
   if (row.verified_at === null) await startVerification(ctx, sender, row);
   return contactMethodView(row);
 }

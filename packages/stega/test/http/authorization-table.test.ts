@@ -1077,6 +1077,18 @@ describe('the authorization table', async () => {
         payload: 'payload=%7B%7D',
       }),
     },
+    // Web Push: the key a browser subscribes with; the Acknowledge action, believed only for
+    // its signed token (none here: 401)
+    'GET /api/web-push/key': { who: 'agent', ok: 200, request: get('/api/web-push/key') },
+    'POST /api/push/acknowledge': {
+      who: 'public',
+      ok: 401,
+      request: () => ({
+        method: 'POST',
+        url: '/api/push/acknowledge',
+        payload: { token: '1.2.3.not-a-signature' },
+      }),
+    },
     'POST /api/twilio/voice': {
       who: 'public',
       ok: 403,

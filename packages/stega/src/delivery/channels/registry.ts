@@ -3,6 +3,7 @@ import type { DeliveryChannel } from '../channel.js';
 import { customerEmailChannel } from './customer-email.js';
 import { emailChannel } from './email.js';
 import { pagerDutyChannel } from './pagerduty.js';
+import { pushChannel } from './push.js';
 import { slackChannel } from './slack.js';
 import { slackDmChannel } from './slack-dm.js';
 import { smsChannel } from './sms.js';
@@ -25,6 +26,7 @@ export const CHANNELS = {
   sms: smsChannel,
   voice: voiceChannel,
   slack_dm: slackDmChannel,
+  push: pushChannel,
 } satisfies Record<
   RemoteChannelType,
   // biome-ignore lint/suspicious/noExplicitAny: each row has its own target and message types

@@ -58,8 +58,8 @@ export interface JsonPost {
   url: string;
   /** The channel's name in error messages: `webhook`, `Slack webhook`, `PagerDuty`. */
   what: string;
-  /** The exact bytes sent. */
-  body: string;
+  /** The exact bytes sent (a push message's encrypted record is binary). */
+  body: string | Buffer;
   headers: Record<string, string>;
   timeoutMs: number;
   /**

@@ -32,8 +32,15 @@ const contactMethodOut = z.object({
   method: z.enum(['email', 'sms', 'voice', 'push', 'slack_dm']),
   address: z.string().describe('the number, address or Slack user id (a push endpoint: its host)'),
   label: z.string().nullable(),
-  verified: z.boolean().describe('an unverified method is never used by a rule'),
+  verified: z
+    .boolean()
+    .describe('an unverified method (or one marked invalid) is never used by a rule'),
   verified_at: z.date().nullable(),
+  invalid_at: z
+    .date()
+    .nullable()
+    .describe('when the method became unusable: a push subscription its push service says is gone'),
+  invalid_reason: z.string().nullable(),
   created_at: z.date(),
 });
 
@@ -91,7 +98,7 @@ export function notificationSettingsRoutes(
         schema: {
           tags: ['on-call'],
           summary:
-            'Add a contact method: an SMS or voice number (E.164) gets a 6-digit code to verify; email: the sign-in address, verified at once',
+            "Add a contact method: an SMS or voice number (E.164) gets a 6-digit code to verify; a browser's push subscription (https endpoint, keys) gets a test push carrying the code; a Slack user id a message to link; email: the sign-in address, verified at once",
           params: idParams,
           body: contactMethodInputSchema,
           response: { 201: contactMethodOut, ...errors },

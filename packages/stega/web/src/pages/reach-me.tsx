@@ -10,6 +10,7 @@ interface ContactMethod {
   address: string;
   label: string | null;
   verified: boolean;
+  invalid_reason?: string | null;
 }
 interface Step {
   method: string;
@@ -82,7 +83,7 @@ function ContactMethods({ agentId }: { agentId: number }) {
   const [methods, setMethods] = useState<ContactMethod[]>([]);
   const [method, setMethod] = useState('sms');
   const [address, setAddress] = useState('');
-  const [codes, setCodes] = useState<Record<number, string>>({});
+  const [codes, setCodes] = useState<Record<number, string>>(codeFromLink);
   const [issues, setIssues] = useState<Issue[]>([]);
   const load = useCallback(async () => {
     setMethods((await api<{ items: ContactMethod[] }>('GET', base)).items);
@@ -90,6 +91,18 @@ function ContactMethods({ agentId }: { agentId: number }) {
   useEffect(() => {
     load().catch(() => undefined);
   }, [load]);
+  // the service worker hands over the code of a test push as it shows it
+  useEffect(() => {
+    if (!('serviceWorker' in navigator)) return;
+    const listener = (event: MessageEvent) => {
+      const data = event.data as { type?: string; contact_method_id?: number; code?: string };
+      if (data?.type !== 'stega-push-verify' || !data.contact_method_id || !data.code) return;
+      const id = data.contact_method_id;
+      setCodes((now) => ({ ...now, [id]: String(data.code) }));
+    };
+    navigator.serviceWorker.addEventListener('message', listener);
+    return () => navigator.serviceWorker.removeEventListener('message', listener);
+  }, []);
   const add = async (event: FormEvent) => {
     event.preventDefault();
     setIssues([]);
@@ -118,19 +131,27 @@ function ContactMethods({ agentId }: { agentId: number }) {
     <section className="form" aria-labelledby="methods-heading">
       <h2 id="methods-heading">Contact methods</h2>
       <p className="muted">
-        Stega uses a method only once it is verified: a number by the code it receives, a Slack id
-        by pressing “link me” in the message from the Stega app.
+        Stega uses a method only once it is verified: a number by the code it receives, a browser by
+        confirming its test notification, a Slack id by pressing “link me” in the message from the
+        Stega app.
       </p>
       <ul className="contact-methods">
         {methods.map((m) => (
           <li key={m.id}>
             {METHOD_WORDS[m.method]}: <code>{m.address}</code>{' '}
+            {m.label ? <span className="muted">({m.label}) </span> : null}
             {m.verified ? (
               <span className="badge ok">verified</span>
+            ) : m.invalid_reason ? (
+              <span className="badge warn" title={m.invalid_reason}>
+                gone: enable push again
+              </span>
             ) : (
               <span className="badge warn">not verified</span>
             )}
-            {!m.verified && (m.method === 'sms' || m.method === 'voice') ? (
+            {!m.verified &&
+            !m.invalid_reason &&
+            (m.method === 'sms' || m.method === 'voice' || m.method === 'push') ? (
               <>
                 {' '}
                 <input
@@ -141,7 +162,7 @@ function ContactMethods({ agentId }: { agentId: number }) {
                   onChange={(e) => setCodes({ ...codes, [m.id]: e.target.value })}
                 />{' '}
                 <button type="button" className="secondary" onClick={() => verify(m.id)}>
-                  Verify
+                  {m.method === 'push' ? 'Confirm' : 'Verify'}
                 </button>
               </>
             ) : null}{' '}
@@ -151,6 +172,7 @@ function ContactMethods({ agentId }: { agentId: number }) {
           </li>
         ))}
       </ul>
+      <PushOnThisBrowser base={base} onAdded={load} />
       <form onSubmit={add} noValidate aria-label="Add a contact method">
         <SelectField
           path="method"
@@ -179,6 +201,104 @@ function ContactMethods({ agentId }: { agentId: number }) {
         </div>
       </form>
     </section>
+  );
+}
+
+/** `?verify=<method id>&code=<code>`: a test push's notification was clicked. */
+function codeFromLink(): Record<number, string> {
+  const query = new URLSearchParams(window.location.search);
+  const id = Number(query.get('verify'));
+  const code = query.get('code');
+  return Number.isSafeInteger(id) && id > 0 && code && /^\d{6}$/.test(code) ? { [id]: code } : {};
+}
+
+/** The VAPID key in base64url as PushManager.subscribe takes it. */
+function keyBytes(base64url: string): Uint8Array {
+  const base64 = base64url.replace(/-/g, '+').replace(/_/g, '/');
+  const raw = atob(base64 + '='.repeat((4 - (base64.length % 4)) % 4));
+  return Uint8Array.from(raw, (c) => c.charCodeAt(0));
+}
+
+type PushState =
+  | { kind: 'unsupported'; why: string }
+  | { kind: 'idle' }
+  | { kind: 'working' }
+  | { kind: 'sent' }
+  | { kind: 'failed'; message: string };
+
+/**
+ * "Push notifications on this browser": registers the service worker (/sw.js), asks for
+ * permission, subscribes with Stega's VAPID key and adds the subscription as a push contact
+ * method; Stega then sends a test push whose code the service worker hands back here.
+ */
+function PushOnThisBrowser({ base, onAdded }: { base: string; onAdded: () => Promise<void> }) {
+  const [state, setState] = useState<PushState>(() =>
+    !window.isSecureContext
+      ? { kind: 'unsupported', why: 'push needs Stega served over https (or on localhost)' }
+      : !('serviceWorker' in navigator) || !('PushManager' in window)
+        ? { kind: 'unsupported', why: 'this browser has no web push' }
+        : { kind: 'idle' },
+  );
+  const enable = async () => {
+    setState({ kind: 'working' });
+    try {
+      const registration = await navigator.serviceWorker.register('/sw.js', { scope: '/' });
+      await navigator.serviceWorker.ready;
+      if ((await Notification.requestPermission()) !== 'granted') {
+        setState({ kind: 'failed', message: 'notifications are blocked for this site' });
+        return;
+      }
+      const { public_key } = await api<{ public_key: string }>('GET', '/api/web-push/key');
+      const existing = await registration.pushManager.getSubscription();
+      const subscription =
+        existing ??
+        (await registration.pushManager.subscribe({
+          userVisibleOnly: true,
+          applicationServerKey: keyBytes(public_key) as BufferSource,
+        }));
+      await api('POST', base, {
+        method: 'push',
+        subscription: subscription.toJSON(),
+        label: navigator.userAgent.includes('Mobile') ? 'phone browser' : 'desktop browser',
+      });
+      await onAdded();
+      setState({ kind: 'sent' });
+    } catch (error) {
+      setState({ kind: 'failed', message: (error as Error).message });
+    }
+  };
+  return (
+    <div className="push-enable" aria-live="polite">
+      <h3>Push notifications on this browser</h3>
+      {state.kind === 'unsupported' ? (
+        <p className="muted">Not available: {state.why}.</p>
+      ) : (
+        <>
+          <p className="muted">
+            Pages show as notifications with <strong>Acknowledge</strong> and <strong>Open</strong>,
+            even with Stega closed.
+          </p>
+          <button
+            type="button"
+            className="secondary"
+            disabled={state.kind === 'working'}
+            onClick={enable}
+          >
+            Enable push on this browser
+          </button>
+          {state.kind === 'sent' ? (
+            <p className="notice ok" role="status">
+              A test notification is on its way: its code appears above; press Confirm.
+            </p>
+          ) : null}
+          {state.kind === 'failed' ? (
+            <p className="field-error" role="alert">
+              {state.message}
+            </p>
+          ) : null}
+        </>
+      )}
+    </div>
   );
 }
 
