@@ -175,6 +175,8 @@ describe('files attached to replies', async () => {
       issues: [{ path: 'files', message: expect.stringMatching(/most one reply may carry/) }],
     });
     expect(answer.json().message).toContain('16.0 MB');
+    // the rest of the upload is left unread: the connection closes after the answer
+    expect(answer.headers.connection).toBe('close');
     expect(await stored(ticketId)).toEqual(before);
   });
 

@@ -176,7 +176,13 @@ export function replyRoutes(
           // a malformed id is refused by validation, before the upload is read, just the same
           if (!id.success) return;
           await requireCommentableTicket(ctx, actorOf(request), id.data.id);
-          request.body = (await readReplyForm(request, attachmentLimits)) as typeof request.body;
+          try {
+            request.body = (await readReplyForm(request, attachmentLimits)) as typeof request.body;
+          } catch (error) {
+            // the rest of the upload is never read: the connection cannot carry another request
+            reply.header('connection', 'close');
+            throw error;
+          }
         },
         schema: {
           tags: ['tickets'],
