@@ -232,6 +232,21 @@ describe('files attached to replies', async () => {
     expect(await stored(ticketId)).toEqual(before);
   });
 
+  it('documents the form in the OpenAPI document', async () => {
+    const doc = (await s.admin({ method: 'GET', url: '/api/openapi.json' })).body;
+    const operation = doc.paths['/api/tickets/{id}/replies'].post;
+    const form = operation.requestBody.content['multipart/form-data'].schema;
+    expect(Object.keys(form.properties)).toEqual([
+      'body',
+      'public_reply',
+      'agent_id',
+      'author_name',
+      'files',
+    ]);
+    expect(form.properties.files.items).toMatchObject({ type: 'string', format: 'binary' });
+    expect(operation.responses['201']).toBeDefined();
+  });
+
   it('keeps an internal note with a file out of the mail', async () => {
     const answer = await postReply(
       ticketId,
