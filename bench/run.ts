@@ -26,6 +26,7 @@ const BENCHMARKS = [
   'alert-lateness',
   'ticket-lists',
   'replies-out',
+  'intake',
   'ticket-detail',
   'on-call',
   'page-people',

@@ -1,5 +1,6 @@
 import type { Queryable } from '@stega/pgque';
 import { agentZonesByEmail } from '../db/agents.js';
+import { mailAttachmentBytes, mailAttachmentStoredIds } from '../db/mail-attachments.js';
 import {
   breachesWithEscalation,
   type FollowUp,
@@ -108,7 +109,7 @@ export class Attempts {
     const message = await channel.build(delivery);
     return channel.send(
       message,
-      AbortSignal.timeout(channel.timeoutMs(delivery.settings)),
+      AbortSignal.timeout(channel.timeoutMs(delivery.settings, delivery.row)),
       delivery,
     );
   }
@@ -197,6 +198,8 @@ export class Attempts {
         return ackLinks.urlFor(alert.payload, who);
       },
       triggerStatus: () => this.triggers.submit(row),
+      storedAttachments: (ids) => mailAttachmentStoredIds(this.options.db, ids),
+      attachmentBytes: (id) => mailAttachmentBytes(this.options.db, id),
     };
   }
 }

@@ -83,6 +83,10 @@ export interface Delivery {
   acknowledgeUrl(who: string, options: { throughChain: boolean }): Promise<string | undefined>;
   /** The ledger state of the trigger this follow-up row belongs to (null: none). */
   triggerStatus(): Promise<string | null>;
+  /** Which of these attachment rows are still stored (customer email checks before sending). */
+  storedAttachments(ids: number[]): Promise<Set<number>>;
+  /** One attachment's bytes, read when the message being sent reaches it (null: gone). */
+  attachmentBytes(id: number): Promise<Buffer | null>;
 }
 
 export interface DeliveryChannel<Target = unknown, Message = unknown> {
@@ -101,8 +105,8 @@ export interface DeliveryChannel<Target = unknown, Message = unknown> {
     recipient: string,
     settings: Pick<ChannelSettings, 'emailEndpoint' | 'pagerDutyUrl'>,
   ): string;
-  /** Time-out of one call, ms. */
-  timeoutMs(settings: ChannelSettings): number;
+  /** Time-out of one call, ms; `row` lets a channel give a larger message longer. */
+  timeoutMs(settings: ChannelSettings, row?: ClaimedDelivery): number;
   /**
    * The delivery's stable key when the row carries it, fixed when it was recorded (customer
    * email: its Message-ID); absent, the alert's (plan.ts's deliveryKey).

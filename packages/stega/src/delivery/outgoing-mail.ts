@@ -32,6 +32,20 @@ export const outgoingMailSchema = z.object({
   references: z.array(z.string()),
   /** Further header fields (an acknowledgement's `Auto-Submitted`). */
   headers: z.record(z.string(), z.string()),
+  /**
+   * The files of the reply, by their rows in the attachment store: their bytes are read from
+   * there one file at a time while the message is sent, never kept in the ledger row.
+   */
+  attachments: z
+    .array(
+      z.object({
+        id: z.number().int(),
+        filename: z.string(),
+        content_type: z.string(),
+        size_bytes: z.number().int(),
+      }),
+    )
+    .default([]),
 });
 
 export type OutgoingMail = z.infer<typeof outgoingMailSchema>;

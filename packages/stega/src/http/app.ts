@@ -47,6 +47,7 @@ import { notificationSettingsRoutes } from './routes/notification-settings.js';
 import { operationRoutes } from './routes/operations.js';
 import { pipelineRoutes } from './routes/pipeline.js';
 import { policyRoutes } from './routes/policies.js';
+import { replyRoutes } from './routes/replies.js';
 import { reportRoutes } from './routes/reports.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { secondFactorRoutes } from './routes/second-factor.js';
@@ -263,6 +264,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const limits = writeLimits(app, deps.config.writeLimits);
   await app.register(ticketRoutes(ctx, limits));
+  await app.register(
+    replyRoutes(ctx, limits.comments, {
+      messageMaxBytes: deps.config.inbound.maxMessageBytes,
+      ticketMaxBytes: deps.config.inbound.ticketAttachmentsMaxBytes,
+    }),
+  );
   await app.register(calendarRoutes(ctx));
   await app.register(policyRoutes(ctx));
   const ackLinks = await ackLinksOpen(deps.pool, {

@@ -63,7 +63,8 @@ export { nullableDate };
 
 export const attachmentOut = z.object({
   id,
-  inbound_mail_id: id,
+  inbound_mail_id: id.nullable().describe('the message it came with; null: a file of a reply'),
+  comment_id: id.nullable().describe('the reply an agent attached it to; null: received mail'),
   ticket_id: id.nullable(),
   filename: z.string(),
   content_type: z.string(),

@@ -322,6 +322,19 @@ export const commentOut = z.object({
     .describe(
       "the email of an agent's public reply on a ticket of a mailbox (issue 23); null: not emailed",
     ),
+  attachments: z
+    .array(
+      z.object({
+        id,
+        filename: z.string(),
+        content_type: z.string(),
+        size_bytes: z.number().int(),
+      }),
+    )
+    .optional()
+    .describe(
+      'the files posted with it (POST /api/tickets/{id}/replies); each downloads from GET /api/mail-attachments/{id}',
+    ),
   quoted_from: z
     .number()
     .int()

@@ -87,6 +87,8 @@ export function conversationMail(
     headers: Record<string, string>;
     replySecret: string;
     now: Date;
+    /** The files of a reply (rows of the attachment store). */
+    attachments?: OutgoingMail['attachments'];
   },
 ): OutgoingMail {
   const { mailbox } = conversation;
@@ -116,5 +118,6 @@ export function conversationMail(
     html: htmlOfText(fields.text),
     ...threadHeaders(conversation.thread),
     headers: fields.headers,
+    attachments: fields.attachments ?? [],
   };
 }

@@ -23,6 +23,7 @@ export function isEmailedReply(comment: CommentRow): boolean {
  * as "<agent> at <mailbox name>" (the mailbox's name alone for a reply as no agent), to the requester and the CCs, answering
  * the conversation's newest customer message, its Message-ID kept for threading the answer.
  * A ticket that came through no mailbox is no email conversation: nothing is recorded (null).
+ * Its files go by reference (`attachments`: rows of the attachment store, read when sent).
  * Returns the row claimed by `outlet`'s process (send it after the commit), or null.
  */
 export async function replyOutRecord(
@@ -30,6 +31,7 @@ export async function replyOutRecord(
   outlet: MailOutlet | undefined,
   comment: CommentRow,
   now: Date,
+  attachments: OutgoingMail['attachments'] = [],
 ): Promise<ClaimedDelivery | null> {
   const conversation = await ticketConversationGet(tx, comment.ticket_id);
   if (!conversation?.mailbox) return null;
@@ -49,6 +51,7 @@ export async function replyOutRecord(
       headers: {},
       replySecret: await replySecretLoad(tx),
       now,
+      attachments,
     },
   );
   return customerMailRecord(tx, outlet, 'reply', comment.id, mail, now);

@@ -18,6 +18,7 @@ import { StegaDomainError } from '../domain/index.js';
  * | STEGA_ERR_TOO_MANY_WRITES    | 429    | this principal created too many tickets, comments or acknowledgements in the window (WRITE_LIMIT_*); wait for Retry-After |
  * | STEGA_ERR_SECOND_FACTOR_REQUIRED | 401 | the password is right; the account's TOTP code (or a recovery code) must come with it |
  * | STEGA_ERR_SSO_REFUSED        | 403    | single sign-on refused this person (`reason`); the callback turns it into a redirect |
+ * | STEGA_ERR_TOO_LARGE          | 413    | files past a limit (per message, per ticket); `issues` names the field; nothing was stored |
  */
 
 /** One failing input field: a dotted path (`weekly_hours.monday[1].end`) and why. */
@@ -158,6 +159,12 @@ export class NotFoundError extends AppError {
     super('STEGA_ERR_NOT_FOUND', 404, `${entity} ${id} not found`);
     this.entity = entity;
     this.id = id;
+  }
+}
+
+export class TooLargeError extends AppError {
+  constructor(issues: Issue[]) {
+    super('STEGA_ERR_TOO_LARGE', 413, issues.map((i) => i.message).join('; '), { issues });
   }
 }
 

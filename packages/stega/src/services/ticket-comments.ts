@@ -9,6 +9,7 @@ import { inTransaction } from '../db/pool.js';
 import { ticketUpdate } from '../db/tickets.js';
 import { recordAgentReply, recordRequesterReply } from '../domain/index.js';
 import { isEmailedReply, replyOutRecord } from '../mail/reply-out.js';
+import { type AttachmentLimits, type CommentFile, commentFilesStore } from './comment-files.js';
 import type { Actor, ServiceContext } from './context.js';
 import { ForbiddenError, ValidationError } from './errors.js';
 import { targetsOf } from './sla.js';
@@ -36,18 +37,24 @@ export interface CommentInput {
  * stamps `first_responded_at`; every public agent reply stops a counting next-reply clock;
  * a requester's reply may start one. One transaction, logged. A public reply by an agent on
  * a ticket of a mailbox is emailed to the customer: its email is recorded in the same
- * transaction and sent after the commit (mail/reply-out.ts).
+ * transaction and sent after the commit (mail/reply-out.ts). `attached` files are stored in
+ * the same transaction (comment-files.ts) and go with its email by reference.
  */
 export async function addComment(
   ctx: ServiceContext,
   actor: Actor,
   ticketId: number,
   input: CommentInput,
+  attached?: { files: CommentFile[]; limits: AttachmentLimits },
 ): Promise<CommentRow> {
   const { comment, email } = await inTransaction(ctx.pool, async (tx) => {
     const comment = await insertComment(tx, ctx, actor, ticketId, input);
+    const files =
+      attached && attached.files.length > 0
+        ? await commentFilesStore(tx, ticketId, comment.id, attached.files, attached.limits)
+        : [];
     const email = isEmailedReply(comment)
-      ? await replyOutRecord(tx, ctx.mailOut, comment, ctx.now())
+      ? await replyOutRecord(tx, ctx.mailOut, comment, ctx.now(), files)
       : null;
     return { comment, email };
   });

@@ -4,6 +4,7 @@ import { clockListByTicket } from '../db/clocks.js';
 import { type CommentRow, commentCountByTicket, commentPageByTicket } from '../db/comments.js';
 import { type CustomerEmailRow, customerEmailListByComments } from '../db/customer-emails.js';
 import { type DeliveryRow, deliveryListByTicket } from '../db/deliveries.js';
+import { type MailAttachmentRow, mailAttachmentListByComments } from '../db/mail-attachments.js';
 import { EVERY_TICKET } from '../db/ticket-visibility.js';
 import {
   cursorDecode,
@@ -36,7 +37,15 @@ export const DETAIL_ACTIVITY = 50;
 export type CommentView = CommentRow & {
   email: CustomerEmailRow | null;
   quoted_from: number | null;
+  /** The files an agent posted with it (no bytes). */
+  attachments: CommentAttachment[];
 };
+
+/** A file of a comment as the API lists it. */
+export type CommentAttachment = Pick<
+  MailAttachmentRow,
+  'id' | 'filename' | 'content_type' | 'size_bytes'
+>;
 
 /** A page of a ticket's comments, newest first. */
 export interface CommentViewPage {
@@ -94,11 +103,17 @@ export async function getTicket(
       activityPageByTicket(ctx.pool, id, { limit: DETAIL_ACTIVITY }),
       listTicketEscalations(ctx, id, viewer, { visible: true }),
     ]);
-  const emails = await customerEmailListByComments(
-    ctx.pool,
-    id,
-    comments.items.map((c) => c.id),
-  );
+  const [emails, attachments] = await Promise.all([
+    customerEmailListByComments(
+      ctx.pool,
+      id,
+      comments.items.map((c) => c.id),
+    ),
+    mailAttachmentListByComments(
+      ctx.pool,
+      comments.items.map((c) => c.id),
+    ),
+  ]);
   return {
     ...ticket,
     clocks: clocks.map((clock) => clockView(clock, now)),
@@ -110,7 +125,7 @@ export async function getTicket(
       last_error: errorTextFor(d.last_error, viewer),
       fell_back_to: fellBackToFor(d.fell_back_to, viewer),
     })),
-    comments: commentViewsOf(comments.items, emails).reverse(),
+    comments: commentViewsOf(comments.items, emails, attachments).reverse(),
     comments_total: total,
     comments_next_cursor: comments.next_cursor,
     acknowledgement: emails.find((e) => e.kind === 'acknowledgement') ?? null,
@@ -120,13 +135,25 @@ export async function getTicket(
   };
 }
 
-function commentViewsOf(comments: CommentRow[], emails: CustomerEmailRow[]): CommentView[] {
+function commentViewsOf(
+  comments: CommentRow[],
+  emails: CustomerEmailRow[],
+  attachments: MailAttachmentRow[],
+): CommentView[] {
   const emailOf = new Map(
     emails.flatMap((e) => (e.comment_id === null ? [] : [[e.comment_id, e]])),
   );
   return comments.map((c) => ({
     ...c,
     email: emailOf.get(c.id) ?? null,
+    attachments: attachments
+      .filter((a) => a.comment_id === c.id)
+      .map(({ id, filename, content_type, size_bytes }) => ({
+        id,
+        filename,
+        content_type,
+        size_bytes,
+      })),
     // an agent's own words carry no mail client's quote
     quoted_from: c.author_agent_id === null ? quotedTextStart(c.body) : null,
   }));
@@ -158,15 +185,22 @@ export async function getTicketComments(
     before: cursorId(page.cursor),
     limit: page.limit,
   });
-  const emails = await customerEmailListByComments(
-    ctx.pool,
-    id,
-    comments.items.map((c) => c.id),
-  );
+  const [emails, attachments] = await Promise.all([
+    customerEmailListByComments(
+      ctx.pool,
+      id,
+      comments.items.map((c) => c.id),
+    ),
+    mailAttachmentListByComments(
+      ctx.pool,
+      comments.items.map((c) => c.id),
+    ),
+  ]);
   return {
     items: commentViewsOf(
       comments.items,
       emails.filter((e) => e.kind === 'reply'),
+      attachments,
     ),
     next_cursor: comments.next_cursor,
   };

@@ -127,6 +127,8 @@ describe('channel text: what people wrote is data, never markup, never a line of
       zoneOf: async () => 'UTC',
       acknowledgeUrl: async () => ACK,
       triggerStatus: async () => null,
+      storedAttachments: async () => new Set(),
+      attachmentBytes: async () => null,
     };
     const message = await channel.build(delivery);
     const outcome = await channel.send(message, AbortSignal.timeout(5000), delivery);

@@ -28,6 +28,8 @@ describe('the agent screen in a browser', async () => {
     DATABASE_URL: db.url,
     SMTP_URL: smtp.url,
     SLA_WORKERS: '1',
+    // a reply's files may come to 1 MB here (default 25 MB), so that a test can pass it
+    INBOUND_MAX_MESSAGE_BYTES: String(1024 * 1024),
   });
   let browser: TestBrowser;
   let page: Page;
@@ -230,6 +232,33 @@ describe('the agent screen in a browser', async () => {
     const commented = after.body.activity.find((a) => a.action === 'commented');
     expect(commented?.details).toMatchObject({ agent_id: anaId, first_response: true });
     expect(after.body.clocks.find((c) => c.kind === 'first_response')?.state).toBe('stopped');
+  });
+
+  it('attaches the files chosen to a comment, and says in words when they are too large', async () => {
+    const ticket = await newTicket({ subject: 'Files test' });
+    await page.goto(`${stega.url}/tickets/${ticket.id}`);
+    const picker = page.getByLabel('Attach files');
+    await picker.setInputFiles([
+      { name: 'huge.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(1200 * 1024) },
+    ]);
+    const chosen = page.getByRole('list', { name: 'Files to attach' });
+    expect(await chosen.textContent()).toContain('huge.bin (1.2 MB)');
+    await page.getByLabel('Add a comment').fill('Here is the dump.');
+    await page.getByRole('button', { name: 'Add comment' }).click();
+    expect(await errorOf(picker)).toContain('the most one reply may carry');
+    // nothing was stored; the chosen file stays listed until removed
+    const before = await stega.api<{ comments: unknown[] }>('GET', `/api/tickets/${ticket.id}`);
+    expect(before.body.comments).toEqual([]);
+    await page.getByRole('button', { name: 'Remove huge.bin' }).click();
+    await picker.setInputFiles([
+      { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('the printer log') },
+    ]);
+    expect(await chosen.textContent()).toContain('notes.txt (15 bytes)');
+    await page.getByRole('button', { name: 'Add comment' }).click();
+    const comment = page.locator('.comments li', { hasText: 'Here is the dump.' });
+    await comment.getByRole('list', { name: 'Attached files' }).waitFor();
+    expect(await comment.textContent()).toContain('notes.txt');
+    expect(await page.getByRole('list', { name: 'Files to attach' }).count()).toBe(0);
   });
 
   it("shows the error next to the name when a policy's name is cleared, and saves the assignee email", async () => {

@@ -64,13 +64,15 @@ export async function api<T>(
   const headers: Record<string, string> = { accept: 'application/json' };
   if (token) headers.authorization = `Bearer ${token}`;
   else if (csrfToken && method !== 'GET' && method !== 'HEAD') headers['x-csrf-token'] = csrfToken;
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  // a form (files) goes as multipart/form-data, its boundary set by the browser
+  const isForm = typeof FormData !== 'undefined' && body instanceof FormData;
+  if (body !== undefined && !isForm) headers['content-type'] = 'application/json';
   const sentAt = Date.now();
   const response = await fetch(path, {
     method,
     headers,
     credentials: 'same-origin',
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    ...(body !== undefined ? { body: isForm ? (body as FormData) : JSON.stringify(body) } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.cache ? { cache: options.cache } : {}),
   });

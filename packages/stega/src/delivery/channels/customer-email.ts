@@ -1,7 +1,10 @@
+import { Readable } from 'node:stream';
 import { emailTargetSchema } from '../../domain/alert-channels.js';
-import type { DeliveryChannel } from '../channel.js';
+import type { Outcome } from '../../domain/delivery-outcome.js';
+import type { ChannelSettings, DeliveryChannel } from '../channel.js';
+import type { ClaimedDelivery } from '../ledger/rows.js';
 import { outgoingMailSchema } from '../outgoing-mail.js';
-import type { EmailMessage } from '../transport/smtp.js';
+import { type EmailMessage, emailSend } from '../transport/smtp.js';
 import { emailChannel } from './email.js';
 
 /**
@@ -18,23 +21,27 @@ export const customerEmailChannel: DeliveryChannel<string, EmailMessage> = {
   address: (to) => ({ recipient: to, secret: null }),
   mask: emailChannel.mask,
   endpoint: (_to, settings) => settings.emailEndpoint,
-  timeoutMs: emailChannel.timeoutMs,
+  timeoutMs,
   key: (row) => (row.payload as { message_key?: string } | null)?.message_key ?? `row-${row.id}`,
-  // a message that cannot be read back can never be sent: fail it rather than retry for ever
-  async ready({ row }) {
-    const parsed = outgoingMailSchema.safeParse(row.payload);
-    return parsed.success
+  // a message that cannot be read back, or whose files are gone (its ticket was deleted), can
+  // never be sent: fail it rather than retry for ever
+  async ready(delivery) {
+    const parsed = outgoingMailSchema.safeParse(delivery.row.payload);
+    if (!parsed.success) {
+      return permanent(`the recorded message is unreadable: ${parsed.error.message}`);
+    }
+    const ids = parsed.data.attachments.map((a) => a.id);
+    if (ids.length === 0) return null;
+    const stored = await delivery.storedAttachments(ids);
+    const gone = parsed.data.attachments.filter((a) => !stored.has(a.id));
+    return gone.length === 0
       ? null
-      : {
-          type: 'failed',
-          failure: {
-            kind: 'permanent',
-            text: `the recorded message is unreadable: ${parsed.error.message}`,
-          },
-        };
+      : permanent(
+          `its attachments are no longer stored: ${gone.map((a) => a.filename).join(', ')}`,
+        );
   },
-  async build({ row }) {
-    const mail = outgoingMailSchema.parse(row.payload);
+  async build(delivery) {
+    const mail = outgoingMailSchema.parse(delivery.row.payload);
     return {
       from: mail.from,
       to: mail.to,
@@ -47,8 +54,63 @@ export const customerEmailChannel: DeliveryChannel<string, EmailMessage> = {
       ...(mail.in_reply_to ? { inReplyTo: mail.in_reply_to } : {}),
       ...(mail.references.length > 0 ? { references: mail.references } : {}),
       headers: mail.headers,
+      ...(mail.attachments.length > 0
+        ? {
+            attachments: mail.attachments.map((a) => ({
+              filename: a.filename,
+              contentType: a.content_type,
+              content: bytesWhenRead(() => delivery.attachmentBytes(a.id), a.filename),
+            })),
+          }
+        : {}),
     };
   },
-  // the SMTP server and time-out of alert emails
-  send: emailChannel.send,
+  // the SMTP server of alert emails
+  send: (message, signal, delivery) =>
+    emailSend(delivery.settings.email, message, signal, timeoutMs(delivery.settings, delivery.row)),
 };
+
+/** Attachment bytes one second of the time-out is given for (a link of 2 Mbit/s at least). */
+const ATTACHMENT_BYTES_PER_SECOND = 256 * 1024;
+
+/**
+ * The alert email's time-out, and a second more per 256 KB of attachments: a 15 MB file is
+ * not cut off (and sent again) by a time-out made for a page of text.
+ */
+function timeoutMs(settings: ChannelSettings, row?: ClaimedDelivery): number {
+  const files = (row?.payload as { attachments?: { size_bytes?: unknown }[] } | null)?.attachments;
+  const bytes = Array.isArray(files)
+    ? files.reduce((sum, f) => sum + (typeof f.size_bytes === 'number' ? f.size_bytes : 0), 0)
+    : 0;
+  return emailChannel.timeoutMs(settings) + Math.ceil(bytes / ATTACHMENT_BYTES_PER_SECOND) * 1000;
+}
+
+function permanent(text: string): Exclude<Outcome, { type: 'delivered' }> {
+  return { type: 'failed', failure: { kind: 'permanent', text } };
+}
+
+/**
+ * A file's bytes as a stream that reads them from the attachment store only when the SMTP
+ * transport reaches its MIME part: one file of a message in memory at a time, and none for
+ * an attempt that fails before DATA.
+ */
+function bytesWhenRead(load: () => Promise<Buffer | null>, filename: string): Readable {
+  let started = false;
+  return new Readable({
+    read() {
+      if (started) return;
+      started = true;
+      load().then(
+        (bytes) => {
+          if (!bytes) {
+            this.destroy(new Error(`the attachment ${filename} is no longer stored`));
+            return;
+          }
+          this.push(bytes);
+          this.push(null);
+        },
+        (error: unknown) => this.destroy(error as Error),
+      );
+    },
+  });
+}

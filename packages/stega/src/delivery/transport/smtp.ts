@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import nodemailer from 'nodemailer';
 import {
   type CallOutcome,
@@ -32,6 +33,15 @@ export interface EmailMessage {
   references?: string[];
   /** An HTML part beside the text one. */
   html?: string;
+  /** Files, each a MIME part; a stream is read while the message is sent. */
+  attachments?: MailFile[];
+}
+
+/** One attached file of a message. */
+export interface MailFile {
+  filename: string;
+  contentType: string;
+  content: Buffer | Readable;
 }
 
 export interface EmailSender {

@@ -9,6 +9,7 @@ import { formatDateTime } from '../../format.js';
 import { useOlderPages } from '../../hooks/use-older-pages.js';
 import type { Session, TicketDetail } from '../../types.js';
 import { EmailState } from './email-state.js';
+import { download } from './mail.js';
 
 export function Conversation({
   ticket,
@@ -21,6 +22,9 @@ export function Conversation({
 }) {
   const [body, setBody] = useState('');
   const [publicReply, setPublicReply] = useState(true);
+  const [files, setFiles] = useState<File[]>([]);
+  // a new input after each reply: a file input cannot be emptied by its value
+  const [pickerKey, setPickerKey] = useState(0);
   const [issues, setIssues] = useState<Issue[]>([]);
   const [busy, setBusy] = useState(false);
   // a token of no agent (the configured admin token) picks the agent it writes as
@@ -45,24 +49,33 @@ export function Conversation({
     setBusy(true);
     setIssues([]);
     try {
-      await api(
-        'POST',
-        `/api/tickets/${ticket.id}/comments`,
-        // customer replies arrive through an integration (comments:requester), never from here
-        {
-          body,
-          public_reply: publicReply,
-          ...(picksAgent && replyAs !== '' ? { agent_id: Number(replyAs) } : {}),
-        },
-      );
+      const agentId = picksAgent && replyAs !== '' ? Number(replyAs) : undefined;
+      if (files.length > 0) {
+        // with files: one form, stored with the comment in one transaction
+        const form = new FormData();
+        form.append('body', body);
+        form.append('public_reply', String(publicReply));
+        if (agentId !== undefined) form.append('agent_id', String(agentId));
+        for (const file of files) form.append('files', file, file.name);
+        await api('POST', `/api/tickets/${ticket.id}/replies`, form);
+      } else {
+        await api(
+          'POST',
+          `/api/tickets/${ticket.id}/comments`,
+          // customer replies arrive through an integration (comments:requester), never from here
+          {
+            body,
+            public_reply: publicReply,
+            ...(agentId !== undefined ? { agent_id: agentId } : {}),
+          },
+        );
+      }
       setBody('');
+      setFiles([]);
+      setPickerKey((k) => k + 1);
       onAdded();
     } catch (error) {
-      setIssues(
-        error instanceof ApiError && error.issues.length > 0
-          ? error.issues
-          : [{ path: 'body', message: (error as Error).message }],
-      );
+      setIssues(issuesOf(error));
     } finally {
       setBusy(false);
     }
@@ -111,6 +124,57 @@ export function Conversation({
             <textarea {...aria} rows={3} value={body} onChange={(e) => setBody(e.target.value)} />
           )}
         </Field>
+        <Field
+          path="files"
+          label="Attach files"
+          issues={issues}
+          hint={
+            files.length === 0
+              ? publicReply
+                ? 'They go with the email to the requester.'
+                : 'They stay with the note, for agents only.'
+              : undefined
+          }
+        >
+          {(aria) => (
+            <input
+              {...aria}
+              key={pickerKey}
+              type="file"
+              multiple
+              onChange={(e) => {
+                const picked = [...(e.target.files ?? [])];
+                setFiles((before) => [
+                  ...before.filter((f) => !picked.some((p) => p.name === f.name)),
+                  ...picked,
+                ]);
+                setIssues((before) => before.filter((i) => i.path !== 'files'));
+              }}
+            />
+          )}
+        </Field>
+        {files.length > 0 ? (
+          <ul className="chosen-files" aria-label="Files to attach">
+            {files.map((f) => (
+              <li key={f.name}>
+                {f.name} <span className="small muted">({sizeInWords(f.size)})</span>{' '}
+                <button
+                  type="button"
+                  className="link-button"
+                  aria-label={`Remove ${f.name}`}
+                  onClick={() => setFiles((before) => before.filter((x) => x !== f))}
+                >
+                  Remove
+                </button>
+              </li>
+            ))}
+            {files.length > 1 ? (
+              <li className="small muted">
+                {files.length} files, {sizeInWords(files.reduce((n, f) => n + f.size, 0))} in all
+              </li>
+            ) : null}
+          </ul>
+        ) : null}
         <CheckField checked={publicReply} onChange={setPublicReply}>
           Public reply (visible to the requester)
         </CheckField>
@@ -132,6 +196,22 @@ export function Conversation({
                   : ' · internal note'}
             </p>
             <CommentBody body={c.body} quotedFrom={c.quoted_from ?? null} />
+            {c.attachments && c.attachments.length > 0 ? (
+              <ul className="attachments" aria-label="Attached files">
+                {c.attachments.map((a) => (
+                  <li key={a.id}>
+                    <button
+                      type="button"
+                      className="link-button"
+                      onClick={() => void download(a.id, a.filename)}
+                    >
+                      {a.filename}
+                    </button>{' '}
+                    <span className="small muted">({sizeInWords(a.size_bytes)})</span>
+                  </li>
+                ))}
+              </ul>
+            ) : null}
             {c.email ? (
               <EmailState ticketId={ticket.id} email={c.email} onChanged={onAdded} />
             ) : null}
@@ -181,6 +261,39 @@ function CommentBody({ body, quotedFrom }: { body: string; quotedFrom: number | 
       </details>
     </>
   );
+}
+
+/** `15.0 MB`, `12 KB`: a file's size as people read it. */
+function sizeInWords(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+  if (bytes >= 1024) return `${Math.ceil(bytes / 1024)} KB`;
+  return `${bytes} bytes`;
+}
+
+/**
+ * What went wrong, in the words of the form: the server's issues by field; a refused upload
+ * (413 from a proxy in front, without Stega's issues) and a lost connection said plainly.
+ */
+function issuesOf(error: unknown): Issue[] {
+  if (error instanceof ApiError) {
+    if (error.issues.length > 0) return error.issues;
+    if (error.status === 413) {
+      return [
+        {
+          path: 'files',
+          message: 'These files are too large to send: attach fewer or smaller ones.',
+        },
+      ];
+    }
+    return [{ path: 'body', message: error.message }];
+  }
+  return [
+    {
+      path: 'body',
+      message:
+        'The comment could not be sent (the connection failed); check your network and try again.',
+    },
+  ];
 }
 
 const REPLY_AS = 'stega.replyAs';

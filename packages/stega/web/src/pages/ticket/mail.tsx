@@ -35,7 +35,7 @@ interface TicketMail {
 }
 
 /** Downloads with the session's token (a plain link would carry none). */
-async function download(id: number, filename: string): Promise<void> {
+export async function download(id: number, filename: string): Promise<void> {
   const response = await fetch(`/api/mail-attachments/${id}`, {
     headers: { authorization: `Bearer ${readToken() ?? ''}` },
   });

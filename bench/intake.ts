@@ -1,0 +1,169 @@
+/**
+ * Mail intake (issue 23): messages sent over SMTP into `stega cluster` until each is visible
+ * through the API as a ticket. Targets on a 2-core machine: >= 200 messages/s, p99 <= 2 s.
+ *
+ * Workload: N messages of about 20 KB (a text and an HTML part; one in ten with a 200 KB
+ * attachment), each from its own sender with its own Message-ID and subject, sent over 8 SMTP
+ * connections (one client each, one message after another) to the cluster's mail-in
+ * (INBOUND_SMTP_PORT). A reader polls `GET /api/tickets` (newest first, page after page until
+ * it reaches tickets it has seen) and stamps each ticket when it first appears. The delay of
+ * one message: its ticket's stamp minus the moment its sender got the 250 (the message was
+ * committed then). Throughput: messages over the time from the first send to the last ticket
+ * seen.
+ *
+ * Run: `npm run bench -- intake [--quick]` (--quick: 300 messages; BENCH_MESSAGES overrides).
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import nodemailer from 'nodemailer';
+import { createPool } from '../packages/stega/src/db/pool.js';
+import { spawnStega } from '../packages/stega/test/deploy/processes.js';
+import { freePort, startTestServer } from '../test-support/postgres-server.js';
+import { withDatabase } from './database.js';
+import { benchOptions, loadAverage, machine, printTable, rate, writeResult } from './report.js';
+
+const options = benchOptions();
+const MESSAGES = Number(process.env.BENCH_MESSAGES ?? (options.quick ? 300 : 5_000));
+const CONNECTIONS = 8;
+const TOKEN = 'bench-admin-token-0123456789abcdefghij';
+
+delete process.env.DATABASE_URL;
+const server = await startTestServer(path.join(os.tmpdir(), 'stega-bench-intake-pg'));
+const name = `intake_${process.pid}`;
+const admin = createPool(server.adminUrl, 1);
+await admin.query(`create database ${name}`);
+await admin.end();
+const databaseUrl = withDatabase(server.adminUrl, name);
+const smtpPort = await freePort();
+const httpPort = await freePort();
+const cluster = spawnStega(['cluster', '--sla-workers', '1'], {
+  DATABASE_URL: databaseUrl,
+  PORT: String(httpPort),
+  HOST: '127.0.0.1',
+  INBOUND_SMTP_PORT: String(smtpPort),
+  INBOUND_NEW_TICKETS_PER_SENDER_HOUR: '100000',
+  STEGA_ADMIN_TOKEN: TOKEN,
+  STEGA_DATA_DIR: path.join(os.tmpdir(), `stega-bench-intake-${process.pid}`),
+  LOG_LEVEL: 'warn',
+});
+const base = `http://127.0.0.1:${httpPort}`;
+const api = async (url: string) => {
+  const response = await fetch(`${base}${url}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+  return response.json();
+};
+const until = async (what: string, check: () => Promise<boolean>, timeoutMs: number) => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (!cluster.running())
+      throw new Error(`the cluster exited:\n${cluster.output().slice(-4000)}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+};
+try {
+  await until('the web process', async () => (await fetch(`${base}/healthz`)).ok, 120_000);
+  const response = await fetch(`${base}/api/mailboxes`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ address: 'support@acme.test', display_name: 'Acme Support' }),
+  });
+  if (response.status !== 201) throw new Error(`mailbox: ${await response.text()}`);
+  const probe = nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, ignoreTLS: true });
+  await until('the SMTP listener', () => probe.verify(), 120_000);
+  probe.close();
+
+  const paragraph = 'Our printer on the third floor stops after every page and shows E-42. ';
+  const text = paragraph.repeat(130); // ~9 KB, and as much again as HTML
+  const html = `<html><body>${`<p>${paragraph}</p>`.repeat(120)}</body></html>`;
+  const attachment = Buffer.alloc(200 * 1024, 'attachment bytes ');
+  const accepted = new Map<number, number>();
+  const visible = new Map<number, number>();
+
+  // the reader: stamps each ticket the first time the API shows it
+  let reading = true;
+  const reader = (async () => {
+    while (reading && visible.size < MESSAGES) {
+      let cursor: string | null = null;
+      for (;;) {
+        const page = (await api(
+          `/api/tickets?sort=newest&limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        )) as { items: { subject: string }[]; next_cursor: string | null };
+        const now = performance.now();
+        let fresh = 0;
+        for (const ticket of page.items) {
+          const n = Number(/^Intake (\d+)$/.exec(ticket.subject)?.[1]);
+          if (Number.isInteger(n) && !visible.has(n)) {
+            visible.set(n, now);
+            fresh++;
+          }
+        }
+        // a page with nothing new: older pages were read before (tickets arrive newest first)
+        if (fresh === 0 || !page.next_cursor) break;
+        cursor = page.next_cursor;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+
+  console.log(`load average before: ${loadAverage()}`);
+  const started = performance.now();
+  const queue = Array.from({ length: MESSAGES }, (_, i) => i + 1);
+  const connection = async () => {
+    const transport = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: smtpPort,
+      ignoreTLS: true,
+      pool: true,
+      maxConnections: 1,
+      maxMessages: Number.POSITIVE_INFINITY,
+    });
+    try {
+      for (let n = queue.shift(); n !== undefined; n = queue.shift()) {
+        await transport.sendMail({
+          from: `Customer ${n} <customer${n}@customer.test>`,
+          to: 'Acme Support <support@acme.test>',
+          subject: `Intake ${n}`,
+          messageId: `<intake-${n}@customer.test>`,
+          text,
+          html,
+          ...(n % 10 === 0
+            ? { attachments: [{ filename: `log-${n}.txt`, content: attachment }] }
+            : {}),
+        });
+        accepted.set(n, performance.now());
+      }
+    } finally {
+      transport.close();
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, connection));
+  const sent = performance.now() - started;
+  await until('every ticket visible', async () => visible.size >= MESSAGES, 600_000);
+  reading = false;
+  await reader;
+  const lastSeen = Math.max(...visible.values());
+  const loadAfter = loadAverage();
+  const delays = [...accepted].map(([n, at]) => (visible.get(n) ?? Number.NaN) - at);
+  const sorted = delays.filter(Number.isFinite).sort((a, b) => a - b);
+  const pick = (q: number) =>
+    sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  const summary = {
+    messages: MESSAGES,
+    visible: visible.size,
+    'messages/s': rate(MESSAGES, lastSeen - started),
+    'sending s': Math.round(sent / 100) / 10,
+    'p50 ms': Math.round(pick(0.5)),
+    'p99 ms': Math.round(pick(0.99)),
+    'max ms': Math.round(sorted.at(-1) ?? 0),
+  };
+  printTable(`intake: SMTP 250 → visible through the API (load average after: ${loadAfter})`, [
+    summary,
+  ]);
+  writeResult('intake', { machine: machine(), loadAfter, summary });
+} finally {
+  await cluster.stop('SIGTERM', 20_000);
+  await server.stop();
+}
