@@ -26,7 +26,9 @@
  * --sla-workers 4` to one webhook receiver that answers 204 at once; due → the receiver's
  * first 2xx per alert, p50 / p99 / max (target p99 ≤ 3 s on 2 cores). Alone:
  * `npm run bench -- delivery-throughput --cluster-storm-only` (`--quick`: 1,000 breaches;
- * BENCH_CLUSTER_OUTPUT=<file>: the cluster's log is written there, for a look at what happened).
+ * BENCH_CLUSTER_OUTPUT=<file>: the cluster's log is written there, for a look at what happened;
+ * BENCH_PG_STAT_STATEMENTS=1: the statements that took the database's time; a CPU profile of
+ * the workers: bench/profile-hook.mjs).
  *
  * Run: `npm run bench -- delivery-throughput [--quick] [--runs N] [--latency-only]`. Needs the embedded
  * server (DATABASE_URL is ignored: the restart figure restarts the server).
@@ -457,12 +459,32 @@ async function clusterStorm() {
       (await import('node:fs')).writeFileSync(process.env.BENCH_CLUSTER_OUTPUT, cluster.output());
     }
     await cluster?.stop('SIGINT', 60_000);
+    if (process.env.BENCH_PG_STAT_STATEMENTS === '1') await printTopStatements(pool);
     await pool.end();
     await receiver.stop();
     const drop = createPool(server.adminUrl, 1);
     await drop.query(`drop database if exists ${name} with (force)`);
     await drop.end();
   }
+}
+
+/**
+ * The statements that took the database's time during the storm (pg_stat_statements, with
+ * BENCH_PG_STAT_STATEMENTS=1, which starts the server with the library preloaded).
+ */
+async function printTopStatements(pool: ReturnType<typeof createPool>) {
+  await pool.query('create extension if not exists pg_stat_statements');
+  const { rows } = await pool.query(
+    `select s.calls, round(s.total_exec_time)::int as ms, s.rows,
+            left(regexp_replace(s.query, '\\s+', ' ', 'g'), 140) as query
+       from pg_stat_statements s join pg_database d on d.oid = s.dbid
+      where d.datname = current_database() and s.toplevel
+      order by s.total_exec_time desc limit 15`,
+  );
+  printTable(
+    'Where the database spent its time (pg_stat_statements, top 15 by total execution time)',
+    rows.map((r) => ({ 'total ms': r.ms, calls: r.calls, rows: r.rows, statement: r.query })),
+  );
 }
 
 /** Runs the cluster storm `options.runs` times and prints its table. */

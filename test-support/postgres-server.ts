@@ -59,7 +59,18 @@ export async function startTestServer(workDir: string): Promise<TestServer> {
     user: 'postgres',
     password: 'postgres',
     port,
-    flags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
+    flags: [
+      '-c',
+      'max_connections=300',
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      // benchmarks' statement statistics (BENCH_PG_STAT_STATEMENTS=1); never in tests
+      ...(process.env.BENCH_PG_STAT_STATEMENTS === '1'
+        ? ['-c', 'shared_preload_libraries=pg_stat_statements']
+        : []),
+    ],
   });
   await server.initialise();
   await server.start();
