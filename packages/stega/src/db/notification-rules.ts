@@ -115,3 +115,31 @@ export async function pagedPeopleLoad(
   }
   return people;
 }
+
+/** An agent's quiet hours (`HH:MM` in their zone; null: none). */
+export async function quietHoursGet(
+  db: Queryable,
+  agentId: number,
+): Promise<{ start: string | null; end: string | null }> {
+  const { rows } = await db.query(
+    `select to_char(quiet_hours_start, 'HH24:MI') as start, to_char(quiet_hours_end, 'HH24:MI') as "end"
+       from stega.agents where id = $1`,
+    [agentId],
+  );
+  const row = rows[0] as { start: string | null; end: string | null } | undefined;
+  return { start: row?.start ?? null, end: row?.end ?? null };
+}
+
+/** Sets an agent's quiet hours (start = end is stored as none). */
+export async function quietHoursSet(
+  db: Queryable,
+  agentId: number,
+  start: string | null,
+  end: string | null,
+): Promise<void> {
+  const none = start === null || end === null || start === end;
+  await db.query(
+    'update stega.agents set quiet_hours_start = $2::time, quiet_hours_end = $3::time where id = $1',
+    [agentId, none ? null : start, none ? null : end],
+  );
+}

@@ -122,3 +122,29 @@ export const verificationCodeSchema = z
   .string()
   .trim()
   .regex(/^\d{6}$/, { error: 'must be the 6-digit code' });
+
+/** A time of day, `HH:MM` (24-hour clock). */
+const timeOfDaySchema = z
+  .string()
+  .trim()
+  .regex(/^([01]\d|2[0-3]):[0-5]\d$/, { error: 'must be a time of day as HH:MM (00:00 to 23:59)' });
+
+/**
+ * A person's quiet hours for low urgency, in their own zone: from `start` to `end` (across
+ * midnight when `end` is earlier). Both null, or start = end: none.
+ */
+export const quietHoursSchema = z
+  .strictObject({
+    start: timeOfDaySchema.nullable(),
+    end: timeOfDaySchema.nullable(),
+  })
+  .superRefine((value, ctx) => {
+    if ((value.start === null) !== (value.end === null)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [value.start === null ? 'start' : 'end'],
+        message: 'start and end are set together (both null: no quiet hours)',
+      });
+    }
+  });
+export type QuietHours = z.output<typeof quietHoursSchema>;

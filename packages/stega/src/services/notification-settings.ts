@@ -13,6 +13,8 @@ import {
 import {
   notificationRulesList,
   notificationRulesReplace,
+  quietHoursGet,
+  quietHoursSet,
   type RulesOwner,
 } from '../db/notification-rules.js';
 import { notificationLogList } from '../db/page-deliveries.js';
@@ -26,7 +28,11 @@ import {
   webPushSend,
 } from '../delivery/transport/web-push.js';
 import { webhookUrlRefusal } from '../delivery/transport/webhook-target.js';
-import type { ContactMethodInput, NotificationRules } from '../domain/notification-rules.js';
+import type {
+  ContactMethodInput,
+  NotificationRules,
+  QuietHours,
+} from '../domain/notification-rules.js';
 import { URGENCIES } from '../domain/notification-rules.js';
 import type { Actor, ServiceContext } from './context.js';
 import { ForbiddenError, NotFoundError, ValidationError } from './errors.js';
@@ -367,4 +373,23 @@ export async function getTeamNotificationRules(ctx: ServiceContext, teamId: numb
 export async function getNotificationLog(ctx: ServiceContext, actor: Actor, agentId: number) {
   await requireSelfOrAdmin(ctx, actor, agentId);
   return notificationLogList(ctx.pool, agentId, 200);
+}
+
+/** An agent's quiet hours for low urgency, with the zone they are read in. */
+export async function getQuietHours(ctx: ServiceContext, actor: Actor, agentId: number) {
+  const agent = await requireSelfOrAdmin(ctx, actor, agentId);
+  const hours = await quietHoursGet(ctx.pool, agentId);
+  return { ...hours, time_zone: agent.time_zone ?? agent.team_time_zone ?? ctx.timeZone ?? 'UTC' };
+}
+
+/** Sets (or, both null or start = end, clears) an agent's quiet hours. */
+export async function setQuietHours(
+  ctx: ServiceContext,
+  actor: Actor,
+  agentId: number,
+  hours: QuietHours,
+) {
+  await requireSelfOrAdmin(ctx, actor, agentId);
+  await quietHoursSet(ctx.pool, agentId, hours.start, hours.end);
+  return getQuietHours(ctx, actor, agentId);
 }

@@ -1051,6 +1051,20 @@ describe('the authorization table', async () => {
         payload: { high: [{ method: 'in_app', delay_minutes: 0 }] },
       }),
     },
+    'GET /api/agents/:id/quiet-hours': {
+      who: 'admin',
+      ok: 200,
+      request: async () => get(`/api/agents/${await otherAgent()}/quiet-hours`)(),
+    },
+    'PUT /api/agents/:id/quiet-hours': {
+      who: 'admin',
+      ok: 200,
+      request: async () => ({
+        method: 'PUT',
+        url: `/api/agents/${await otherAgent()}/quiet-hours`,
+        payload: { start: '22:00', end: '07:00' },
+      }),
+    },
     'GET /api/agents/:id/notification-log': {
       who: 'admin',
       ok: 200,

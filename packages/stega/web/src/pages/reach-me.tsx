@@ -20,6 +20,11 @@ interface Rules {
   high?: Step[];
   low?: Step[];
 }
+interface QuietHours {
+  start: string | null;
+  end: string | null;
+  time_zone?: string;
+}
 interface LogEntry {
   delivery_id: number;
   ticket_id: number;
@@ -73,6 +78,7 @@ export function ReachMePage({ session }: { session: Session }) {
       <h1>How to reach me</h1>
       <ContactMethods agentId={agentId} />
       <RulesEditor agentId={agentId} />
+      <QuietHoursEditor agentId={agentId} />
       <NotificationLog agentId={agentId} />
     </div>
   );
@@ -410,6 +416,84 @@ function RulesEditor({ agentId }: { agentId: number }) {
       <div className="actions">
         <button type="submit" className="primary">
           Save rules
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** Quiet hours for low urgency: warnings due in them wait, and come as one digest at their end. */
+function QuietHoursEditor({ agentId }: { agentId: number }) {
+  const url = `/api/agents/${agentId}/quiet-hours`;
+  const [start, setStart] = useState('');
+  const [end, setEnd] = useState('');
+  const [zone, setZone] = useState('');
+  const [issues, setIssues] = useState<Issue[]>([]);
+  const [saved, setSaved] = useState(false);
+  const show = useCallback((hours: QuietHours) => {
+    setStart(hours.start ?? '');
+    setEnd(hours.end ?? '');
+    setZone(hours.time_zone ?? '');
+  }, []);
+  useEffect(() => {
+    api<QuietHours>('GET', url)
+      .then(show)
+      .catch(() => undefined);
+  }, [url, show]);
+  const save = async (event: FormEvent) => {
+    event.preventDefault();
+    setIssues([]);
+    setSaved(false);
+    try {
+      show(
+        await api<QuietHours>('PUT', url, {
+          start: start.trim() === '' ? null : start.trim(),
+          end: end.trim() === '' ? null : end.trim(),
+        }),
+      );
+      setSaved(true);
+    } catch (error) {
+      setIssues(issuesOf(error, 'start'));
+    }
+  };
+  return (
+    <form className="form" onSubmit={save} noValidate aria-labelledby="quiet-heading">
+      <h2 id="quiet-heading">Quiet hours</h2>
+      <p className="muted">
+        Quiet hours for warnings (low urgency){zone ? `, times in ${zone}` : ''}. Breaches and
+        escalations are never held. Leave both empty for none. Holding warnings in these hours is
+        not built yet: for now they are only kept here.
+      </p>
+      {saved ? (
+        <p className="notice ok" role="status">
+          Saved.
+        </p>
+      ) : null}
+      <TextField
+        path="start"
+        label="From (HH:MM)"
+        issues={issues}
+        value={start}
+        onChange={(value) => {
+          setSaved(false);
+          setStart(value);
+        }}
+        input={{ placeholder: '22:00' }}
+      />
+      <TextField
+        path="end"
+        label="Until (HH:MM)"
+        issues={issues}
+        value={end}
+        onChange={(value) => {
+          setSaved(false);
+          setEnd(value);
+        }}
+        input={{ placeholder: '07:00' }}
+      />
+      <div className="actions">
+        <button type="submit" className="primary">
+          Save quiet hours
         </button>
       </div>
     </form>
