@@ -225,6 +225,7 @@ export function activityText(
             sms: ' (SMS reply)',
             voice: ' (phone keypress)',
             slack: ' (Slack button)',
+            push: ' (push notification)',
           } as Record<string, string>
         )[String(details.via)] ?? ''
       }${details.last_level_fired != null ? `, after level ${details.last_level_fired}` : ''}`;
