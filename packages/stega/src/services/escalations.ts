@@ -1,6 +1,6 @@
 import type { Queryable } from '@stega/pgque';
 import { activityInsert } from '../db/activity.js';
-import { agentFindByEmail, agentFindForSignIn, agentGet } from '../db/agents.js';
+import { agentFindByEmail, agentFindForSignIn, agentGet, agentZonesById } from '../db/agents.js';
 import {
   type AcknowledgeVia,
   type EscalationPolicyRow,
@@ -359,7 +359,14 @@ export async function acknowledgeTicket(
 
 /** The chain an acknowledge link names, checked; for the confirmation page. */
 export type AckLinkLookup =
-  | { ok: true; escalation: EscalationRow; recipient: string; ticketSubject?: string }
+  | {
+      ok: true;
+      escalation: EscalationRow;
+      recipient: string;
+      ticketSubject?: string;
+      /** The recipient agent's zone (their own, else their team's); null: not an agent, or none. */
+      zone: string | null;
+    }
   | { ok: false; status: 400 | 403 | 404 | 410; message: string };
 
 export async function ackLinkLookup(
@@ -381,7 +388,11 @@ export async function ackLinkLookup(
   if (!chain) {
     return { ok: false, status: 404, message: 'this breach has no escalation (any more)' };
   }
-  return { ok: true, escalation: chain, recipient: check.claims.recipient };
+  // times on the page in the zone of the agent the link was mailed to
+  const zone = recipient
+    ? ((await agentZonesById(ctx.pool, [recipient.id])).get(recipient.id) ?? null)
+    : null;
+  return { ok: true, escalation: chain, recipient: check.claims.recipient, zone };
 }
 
 /** Acknowledges through a signed link (the POST of the confirmation page). */

@@ -201,6 +201,8 @@ describe('escalations over HTTP', async () => {
     expect(url.origin + url.pathname).toBe('http://stega.test/acknowledge');
     const token = url.searchParams.get('token') as string;
 
+    // the page states its times in the zone of the agent the link was mailed to
+    await t.pool.query(`update stega.agents set time_zone = 'Asia/Tokyo' where id = $1`, [anaId]);
     const page = await t.app.inject({
       method: 'GET',
       url: `/acknowledge?token=${encodeURIComponent(token)}`,
@@ -208,6 +210,8 @@ describe('escalations over HTTP', async () => {
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toContain('text/html');
     expect(page.body).toContain('<form method="post" action="/acknowledge">');
+    expect(page.body).toContain('(Asia/Tokyo, UTC+09:00)');
+    expect(page.body).not.toContain('(UTC, UTC+00:00)');
     const still = await t.admin({ method: 'GET', url: `/api/tickets/${ticketId}/escalations` });
     expect(still.body.items[0].state).toBe('running');
 

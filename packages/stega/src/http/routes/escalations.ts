@@ -227,7 +227,11 @@ export function escalationRoutes(
         return reply
           .type('text/html')
           .send(
-            acknowledgePage.confirm(found.escalation, request.query.token, ctx.timeZone ?? 'UTC'),
+            acknowledgePage.confirm(
+              found.escalation,
+              request.query.token,
+              found.zone ?? ctx.timeZone ?? 'UTC',
+            ),
           );
       },
     );
@@ -249,7 +253,11 @@ export function escalationRoutes(
         return reply
           .type('text/html')
           .send(
-            acknowledgePage.done(done.escalation, done.changed ?? false, ctx.timeZone ?? 'UTC'),
+            acknowledgePage.done(
+              done.escalation,
+              done.changed ?? false,
+              done.zone ?? ctx.timeZone ?? 'UTC',
+            ),
           );
       },
     );
