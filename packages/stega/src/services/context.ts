@@ -33,7 +33,16 @@ export interface ServiceContext {
    * the operations page calls a member not heard from for twice as long (15 s at least) gone.
    */
   slaDeadIntervalSeconds?: number;
+  /**
+   * How long a ticket search (a list with `q`) may run before PostgreSQL cancels it, ms
+   * (a `statement_timeout` of its own transaction); the caller gets a 400 on `q`. Absent:
+   * SEARCH_TIMEOUT_MS.
+   */
+  searchTimeoutMs?: number;
 }
+
+/** The default time a ticket search may take, ms: far above a healthy search (≤ 20 ms). */
+export const SEARCH_TIMEOUT_MS = 5_000;
 
 /**
  * What a principal is: an agent of one of the three roles (signed in, or through their own

@@ -5,6 +5,7 @@ import { type CommentRow, commentCountByTicket, commentPageByTicket } from '../d
 import { type CustomerEmailRow, customerEmailListByComments } from '../db/customer-emails.js';
 import { type DeliveryRow, deliveryListByTicket } from '../db/deliveries.js';
 import { type MailAttachmentRow, mailAttachmentListByComments } from '../db/mail-attachments.js';
+import { inTransaction } from '../db/pool.js';
 import { EVERY_TICKET } from '../db/ticket-visibility.js';
 import {
   cursorDecode,
@@ -18,7 +19,7 @@ import {
 } from '../db/tickets.js';
 import { quotedTextStart } from '../mail/quoted-text.js';
 import { type BreachView, breachViewsOf } from './breaches.js';
-import type { Actor, ServiceContext } from './context.js';
+import { type Actor, SEARCH_TIMEOUT_MS, type ServiceContext } from './context.js';
 import { NotFoundError, ValidationError } from './errors.js';
 import { type EscalationView, listTicketEscalations } from './escalations.js';
 import { errorTextFor, fellBackToFor, recipientFor } from './masking.js';
@@ -248,9 +249,38 @@ export async function listTickets(
       ]);
     }
   }
-  const page = await ticketList(ctx.pool, filter, ctx.now());
+  const page =
+    filter.q === undefined
+      ? await ticketList(ctx.pool, filter, ctx.now())
+      : await searchWithinTimeout(ctx, filter);
   return { ...page, limit: filter.limit, offset: filter.offset };
 }
+
+/**
+ * A search's list in a transaction of its own whose statements PostgreSQL cancels after
+ * `ctx.searchTimeoutMs`: a search no index serves well cannot hold a connection and a core
+ * for as long as it likes. A cancelled one is a 400 on `q` saying what to do.
+ */
+async function searchWithinTimeout(ctx: ServiceContext, filter: TicketFilter) {
+  const timeoutMs = Math.max(1, Math.round(ctx.searchTimeoutMs ?? SEARCH_TIMEOUT_MS));
+  try {
+    return await inTransaction(ctx.pool, async (tx) => {
+      await tx.query(`select set_config('statement_timeout', $1, true)`, [String(timeoutMs)]);
+      return ticketList(tx, filter, ctx.now());
+    });
+  } catch (error) {
+    if ((error as { code?: string }).code !== QUERY_CANCELED) throw error;
+    throw new ValidationError([
+      {
+        path: 'q',
+        message: `took longer than ${timeoutMs / 1000} s to search: add a word, or filter by status, team or assignee`,
+      },
+    ]);
+  }
+}
+
+/** SQLSTATE of a statement cancelled by statement_timeout. */
+const QUERY_CANCELED = '57014';
 
 /** How long a list's time-derived flags (breached, at risk) may be served unchanged, ms. */
 const LIST_FRESH_MS = 15_000;
