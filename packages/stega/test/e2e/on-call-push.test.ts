@@ -205,7 +205,15 @@ describe('end to end: web push reaches a paged person, and its Acknowledge actio
     expect(pushed.actions).toEqual(['acknowledge', 'open']);
     const token = pushed.ack_token ?? '';
     expect(token).not.toBe('');
-    const [pushRow, emailRow] = (await stepRows(ana.id)) as [Row, Row];
+    // the push service answered before the worker recorded the outcome: wait for the record
+    const [pushRow, emailRow] = (await eventually(
+      async () => {
+        const rows = (await stepRows(ana.id)) as [Row, Row];
+        return rows[0]?.status === 'delivered' ? rows : null;
+      },
+      'the push step recorded delivered',
+      PROCESS_PATIENCE,
+    )) as [Row, Row];
     expect([pushRow.channel, pushRow.status]).toEqual(['push', 'delivered']);
     expect(emailRow.status).toBe('scheduled');
 
