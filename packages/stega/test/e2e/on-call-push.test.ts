@@ -5,13 +5,21 @@ import { freePort } from '../../../../test-support/postgres-server.js';
 import { startPushService, type TestSubscription } from '../../../../test-support/push-service.js';
 import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import { createPool } from '../../src/db/pool.js';
-import { checkSlaBreaches } from '../../src/jobs/check-sla-breaches.js';
+import { type PagingNames, pagingBreach } from './paging-breach.js';
 import { startStega } from './stega-process.js';
 
 /** Rule delays are scaled like retries: 5 min → 30 s. */
 const SCALE = 0.1;
 
 type Row = Record<string, unknown>;
+
+const PAGING_NAMES: PagingNames = {
+  escalation: 'push',
+  policy: 'push policy',
+  org: 'Push',
+  subject: 'Pushing',
+  requesterEmail: 'req@push.test',
+};
 
 interface PagePayload {
   type: string;
@@ -122,44 +130,8 @@ describe('end to end: web push reaches a paged person, and its Acknowledge actio
   }
 
   /** A breach whose escalation level 0 pages `agentIds`; returns the ticket and its chain. */
-  async function page(tag: string, agentIds: number[]) {
-    const escalation = await stega.api<{ id: number }>('POST', '/api/escalation-policies', {
-      name: `push ${tag}`,
-      levels: [{ delay_minutes: 0, targets: { agents: agentIds } }],
-    });
-    expect(escalation.status, JSON.stringify(escalation.body)).toBe(201);
-    const policy = await stega.api('POST', '/api/sla-policies', {
-      name: `push policy ${tag}`,
-      priority: 'high',
-      requester_org: `Push ${tag}`,
-      first_response_minutes: 5,
-      resolution_minutes: 600,
-      calendar_id: calendar.body.id,
-      alert_channels: { in_app: false },
-      escalation_policy_id: escalation.body.id,
-    });
-    expect(policy.status, JSON.stringify(policy.body)).toBe(201);
-    const ticket = await stega.api<{ id: number }>('POST', '/api/tickets', {
-      subject: `Pushing ${tag}`,
-      requester_name: 'Requester',
-      requester_email: 'req@push.test',
-      requester_org: `Push ${tag}`,
-      priority: 'high',
-    });
-    expect(ticket.status).toBe(201);
-    await checkSlaBreaches(pool, new Date(Date.now() + 6 * 60_000));
-    const chain = await eventually(
-      async () =>
-        (
-          await pool.query('select id from stega.escalations where ticket_id = $1', [
-            ticket.body.id,
-          ])
-        ).rows[0] as Row | undefined,
-      'the escalation chain',
-      PROCESS_PATIENCE,
-    );
-    return { ticketId: ticket.body.id, escalationId: Number(chain.id) };
-  }
+  const page = (tag: string, agentIds: number[]) =>
+    pagingBreach(stega, pool, calendar.body.id, PAGING_NAMES, tag, agentIds);
 
   const stepRows = async (agentId: number) =>
     (

@@ -6,7 +6,7 @@ import { startSlackApiReceiver } from '../../../../test-support/slack-api-receiv
 import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import { startTwilioReceiver } from '../../../../test-support/twilio-receiver.js';
 import { createPool } from '../../src/db/pool.js';
-import { checkSlaBreaches } from '../../src/jobs/check-sla-breaches.js';
+import { type PagingNames, pagingBreach } from './paging-breach.js';
 import { startStega } from './stega-process.js';
 
 const SID = `AC${'0123456789abcdef'.repeat(2)}`;
@@ -18,6 +18,14 @@ const SLACK_BOT = 'xoxb-e2e-bot-token';
 const SLACK_SECRET = 'slack-signing-secret-e2e-0123456789';
 
 type Row = Record<string, unknown>;
+
+const PAGING_NAMES: PagingNames = {
+  escalation: 'page',
+  policy: 'policy',
+  org: 'Org',
+  subject: 'Paging',
+  requesterEmail: 'req@oncall.test',
+};
 
 /**
  * Personal notification rules through the real processes: `stega start` (web server and an
@@ -106,44 +114,8 @@ describe('end to end: a paged person is reached through their notification rules
   }
 
   /** A breach whose escalation level 0 pages `agentIds`; returns the ticket and its chain. */
-  async function page(tag: string, agentIds: number[]) {
-    const escalation = await stega.api<{ id: number }>('POST', '/api/escalation-policies', {
-      name: `page ${tag}`,
-      levels: [{ delay_minutes: 0, targets: { agents: agentIds } }],
-    });
-    expect(escalation.status, JSON.stringify(escalation.body)).toBe(201);
-    const policy = await stega.api('POST', '/api/sla-policies', {
-      name: `policy ${tag}`,
-      priority: 'high',
-      requester_org: `Org ${tag}`,
-      first_response_minutes: 5,
-      resolution_minutes: 600,
-      calendar_id: calendar.body.id,
-      alert_channels: { in_app: false },
-      escalation_policy_id: escalation.body.id,
-    });
-    expect(policy.status, JSON.stringify(policy.body)).toBe(201);
-    const ticket = await stega.api<{ id: number }>('POST', '/api/tickets', {
-      subject: `Paging ${tag}`,
-      requester_name: 'Requester',
-      requester_email: 'req@oncall.test',
-      requester_org: `Org ${tag}`,
-      priority: 'high',
-    });
-    expect(ticket.status).toBe(201);
-    await checkSlaBreaches(pool, new Date(Date.now() + 6 * 60_000));
-    const chain = await eventually(
-      async () =>
-        (
-          await pool.query('select id from stega.escalations where ticket_id = $1', [
-            ticket.body.id,
-          ])
-        ).rows[0] as Row | undefined,
-      'the escalation chain',
-      PROCESS_PATIENCE,
-    );
-    return { ticketId: ticket.body.id, escalationId: Number(chain.id) };
-  }
+  const page = (tag: string, agentIds: number[]) =>
+    pagingBreach(stega, pool, calendar.body.id, PAGING_NAMES, tag, agentIds);
 
   const stepRows = async (agentId: number) =>
     (
