@@ -33,56 +33,98 @@ const SEND_ALL = `,
      select u.id, u.ticket_id, u.event_id
        from sent, unnest(sent.ids, sent.tickets, sent.events) as u (id, ticket_id, event_id)`;
 
+/** Where a detector run's previous chunk stopped, in the due clocks' key order. */
+export interface BreachCursor {
+  /** The due instant as PostgreSQL wrote it (text keeps its microseconds; a Date would not). */
+  dueAt: string;
+  ticketId: number;
+  kind: string;
+}
+
+/** Serialises the detector's chunks across processes (see breachRecordDue). */
+const DETECTION_LOCK = "hashtext('stega.breach_detection')";
+
 /**
  * Records every breach due at `now` that is not recorded yet and publishes its
  * ticket.sla_breached event, in the caller's transaction: the row and its event commit
  * together or not at all, with each breach's `sla_breached` entry in its ticket's activity;
- * the events of one call go out in one send_batch. The unique (ticket, kind, due_at) key makes overlapping runs
- * publish each breach once (a concurrent run waits on the key, then skips it).
- * Returns the breaches recorded by this call, at most `limit`.
+ * the events of one call go out in one send_batch, and each row is inserted with its event id
+ * (its id drawn first, so one statement writes it all). Detectors take a transaction-level
+ * advisory lock first: overlapping runs record one chunk at a time, and each sees the
+ * breaches the others committed, so no event is ever sent for a breach another run recorded
+ * (a duplicate would fail the unique (ticket, kind, due_at) key and roll back, event and all).
+ * `after` continues a run where its previous chunk stopped, so a storm's later chunks do not
+ * re-read its earlier breaches. Returns the breaches recorded by this call, at most `limit`,
+ * in key order.
  */
 export async function breachRecordDue(
   db: Queryable,
   now: Date,
   limit: number,
-): Promise<{ id: number; ticketId: number }[]> {
+  after?: BreachCursor,
+): Promise<{ id: number; ticketId: number; cursor: BreachCursor }[]> {
+  await db.query(`select pg_advisory_xact_lock(${DETECTION_LOCK})`);
   const { rows } = await db.query(
     `with due as (
        select c.ticket_id, c.kind, c.due_at
          from stega.sla_clocks c
          join stega.tickets t on t.id = c.ticket_id
         where c.stopped_at is null and c.paused_since is null and c.due_at <= $1
+          and (c.due_at, c.ticket_id, c.kind) > ($5::timestamptz, $6::bigint, $7::text)
           and t.status in ('open', 'in_progress')
           and not exists (select 1 from stega.sla_breaches b
                            where b.ticket_id = c.ticket_id and b.kind = c.kind and b.due_at = c.due_at)
-        order by c.due_at
+        order by c.due_at, c.ticket_id, c.kind
         limit $2),
-     a as (
-       insert into stega.sla_breaches (ticket_id, kind, due_at, detected_at)
-       select ticket_id, kind, due_at, $1 from due
-       on conflict (ticket_id, kind, due_at) do nothing
-       returning id, ticket_id, kind, due_at, detected_at),
-     -- each breach's entry in its ticket's activity, in the same statement (one insert per chunk)
-     act as (
-       insert into stega.ticket_activity (ticket_id, at, actor, action, details)
-       select a.ticket_id, a.detected_at, 'system', 'sla_breached',
-              jsonb_build_object(
-                'breach_id', a.id, 'kind', a.kind,
-                'due_at', to_char(a.due_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                'detected_at',
-                to_char(a.detected_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-         from a
-        order by a.id),
+     a as materialized (
+       select nextval(pg_get_serial_sequence('stega.sla_breaches', 'id')) as id,
+              due.ticket_id, due.kind, due.due_at, $1::timestamptz as detected_at
+         from due),
      p as (
        select a.id, a.ticket_id, jsonb_build_object('breach_id', a.id, ${ALERT_PAYLOAD}) as payload
          from a
          join stega.tickets t on t.id = a.ticket_id
-         left join stega.agents ag on ag.id = t.assignee_id)
-     ${SEND_ALL}`,
-    [now, limit, NOTIFICATIONS_QUEUE, EVENT_TYPES.slaBreached],
+         left join stega.agents ag on ag.id = t.assignee_id),
+     sent as (
+       select array_agg(p.id order by p.id) as ids,
+              -- Stega's own transactional write: the alert rows and their events in one statement
+              pgque.send_batch($3::text, $4::text, array_agg(p.payload::text order by p.id)) as events
+         from p
+       having count(*) > 0),
+     b as (
+       insert into stega.sla_breaches (id, ticket_id, kind, due_at, detected_at, event_id)
+       overriding system value
+       select a.id, a.ticket_id, a.kind, a.due_at, a.detected_at, u.event_id
+         from sent, unnest(sent.ids, sent.events) as u (id, event_id)
+         join a on a.id = u.id
+       returning id, ticket_id, kind, due_at, detected_at),
+     -- each breach's entry in its ticket's activity, in the same statement (one insert per chunk)
+     act as (
+       insert into stega.ticket_activity (ticket_id, at, actor, action, details)
+       select b.ticket_id, b.detected_at, 'system', 'sla_breached',
+              jsonb_build_object(
+                'breach_id', b.id, 'kind', b.kind,
+                'due_at', to_char(b.due_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                'detected_at',
+                to_char(b.detected_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+         from b
+        order by b.id)
+     select b.id, b.ticket_id, b.kind, b.due_at::text as due_key from b order by b.due_at, b.ticket_id, b.kind`,
+    [
+      now,
+      limit,
+      NOTIFICATIONS_QUEUE,
+      EVENT_TYPES.slaBreached,
+      after?.dueAt ?? '-infinity',
+      after?.ticketId ?? 0,
+      after?.kind ?? '',
+    ],
   );
-  await eventIdsRecord(db, 'stega.sla_breaches', rows);
-  return rows.map((row) => ({ id: Number(row.id), ticketId: Number(row.ticket_id) }));
+  return rows.map((row) => ({
+    id: Number(row.id),
+    ticketId: Number(row.ticket_id),
+    cursor: { dueAt: String(row.due_key), ticketId: Number(row.ticket_id), kind: String(row.kind) },
+  }));
 }
 
 /**

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { breachRecordDue, warningRecordDue } from '../db/breaches.js';
+import { type BreachCursor, breachRecordDue, warningRecordDue } from '../db/breaches.js';
 import { escalationStartForBreaches } from '../db/escalations.js';
 import { inTransaction } from '../db/pool.js';
 import { escalateDue } from './escalate-due.js';
@@ -20,14 +20,17 @@ export interface SlaCheckResult {
  * overlap. Each chunk is one transaction holding the alert rows and their events.
  */
 export async function checkSlaBreaches(pool: pg.Pool, now: Date): Promise<SlaCheckResult> {
+  let cursor: BreachCursor | undefined;
   const breaches = await drain(async (tx) => {
-    const recorded = await breachRecordDue(tx, now, CHUNK);
+    const recorded = await breachRecordDue(tx, now, CHUNK, cursor);
     // a breach of a policy with an escalation policy starts its chain in the same transaction
     await escalationStartForBreaches(
       tx,
       recorded.map((b) => b.id),
       now,
     );
+    // the next chunk starts past this one's last clock (a chunk that fails ends the run)
+    cursor = recorded.at(-1)?.cursor ?? cursor;
     return recorded;
   }, pool);
   const warnings = await drain((tx) => warningRecordDue(tx, now, CHUNK), pool);

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { checkSlaBreaches } from '../../src/jobs/check-sla-breaches.js';
 import { startTestApp } from './app-fixture.js';
 
 const MIN = 60_000;
@@ -331,6 +332,31 @@ describe('tickets through the HTTP API', async () => {
         'sla_clock_retargeted',
       ]);
     });
+  });
+
+  it('keeps a ticket breached once its breach is recorded, also when its target later moves out', async () => {
+    t.clock.set('2026-04-02T12:00:00Z');
+    const ticket = await createTicket({ priority: 'urgent', subject: 'missed, then relaxed' }); // due 12:15
+    t.clock.set('2026-04-02T12:20:00Z');
+    const recorded = await checkSlaBreaches(t.pool, new Date('2026-04-02T12:20:00Z'));
+    expect(recorded.breaches).toBeGreaterThanOrEqual(1);
+    const breachedIds = async () =>
+      (
+        await t.admin({ method: 'GET', url: '/api/tickets?breached=true&limit=500' })
+      ).body.items.map((i: any) => i.id);
+    expect(await breachedIds()).toContain(ticket.id);
+    // a lower priority moves the running clock's due time hours ahead: the ticket is no longer
+    // past a running due time, yet it missed its first-response target, so it stays breached
+    const patched = await t.admin({
+      method: 'PATCH',
+      url: `/api/tickets/${ticket.id}`,
+      payload: { priority: 'low' },
+    });
+    expect(patched.status).toBe(200);
+    expect(new Date(clock(patched.body, 'first_response').due_at).getTime()).toBeGreaterThan(
+      new Date('2026-04-02T12:20:00Z').getTime(),
+    );
+    expect(await breachedIds()).toContain(ticket.id);
   });
 
   it('lists tickets with filters and SLA flags as of now', async () => {

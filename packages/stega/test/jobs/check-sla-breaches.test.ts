@@ -113,8 +113,8 @@ describe('check_sla_breaches', async () => {
     const result = await checkSlaBreaches(db.pool, now);
     expect(result.breaches).toBeGreaterThanOrEqual(2500);
     // xmin and cmin: the transaction and the command in it that wrote a row. The entries come
-    // from one command per chunk (not one per row), in their breaches' transactions (the breach
-    // row's own cmin moved: its event id is stored by the next statement).
+    // from one command per chunk (not one per row), the very command that inserted their
+    // breaches, each breach row already holding its event's id.
     const { rows } = await db.pool.query(
       `select (select count(*)::int from stega.ticket_activity a
                 where a.action = 'sla_breached' and a.ticket_id = any ($1::bigint[])) as entries,
@@ -123,8 +123,8 @@ describe('check_sla_breaches', async () => {
               (select count(*)::int from stega.sla_breaches b
                  join stega.ticket_activity a on a.ticket_id = b.ticket_id and a.action = 'sla_breached'
                   and (a.details ->> 'breach_id')::bigint = b.id
-                  and a.xmin::text = b.xmin::text
-                where b.ticket_id = any ($1::bigint[])) as together`,
+                  and a.xmin::text = b.xmin::text and a.cmin::text = b.cmin::text
+                where b.ticket_id = any ($1::bigint[]) and b.event_id is not null) as together`,
       [tickets],
     );
     expect(rows[0]).toEqual({ entries: 2500, commands: 3, together: 2500 });
