@@ -57,7 +57,15 @@ import { freePort, startTestServer } from '../test-support/postgres-server.js';
 import { startSmtpSink } from '../test-support/smtp-sink.js';
 import { startWebhookReceiver } from '../test-support/webhook-receiver.js';
 import { withDatabase } from './database.js';
-import { benchOptions, loadAverage, machine, median, printTable, writeResult } from './report.js';
+import {
+  benchOptions,
+  loadAverage,
+  machine,
+  median,
+  printTable,
+  printTopStatements,
+  writeResult,
+} from './report.js';
 
 const MEMBERS = [1, 2, 4, 8];
 const PAGE_SIZE = 50;
@@ -459,32 +467,13 @@ async function clusterStorm() {
       (await import('node:fs')).writeFileSync(process.env.BENCH_CLUSTER_OUTPUT, cluster.output());
     }
     await cluster?.stop('SIGINT', 60_000);
-    if (process.env.BENCH_PG_STAT_STATEMENTS === '1') await printTopStatements(pool);
+    await printTopStatements(pool);
     await pool.end();
     await receiver.stop();
     const drop = createPool(server.adminUrl, 1);
     await drop.query(`drop database if exists ${name} with (force)`);
     await drop.end();
   }
-}
-
-/**
- * The statements that took the database's time during the storm (pg_stat_statements, with
- * BENCH_PG_STAT_STATEMENTS=1, which starts the server with the library preloaded).
- */
-async function printTopStatements(pool: ReturnType<typeof createPool>) {
-  await pool.query('create extension if not exists pg_stat_statements');
-  const { rows } = await pool.query(
-    `select s.calls, round(s.total_exec_time)::int as ms, s.rows,
-            left(regexp_replace(s.query, '\\s+', ' ', 'g'), 140) as query
-       from pg_stat_statements s join pg_database d on d.oid = s.dbid
-      where d.datname = current_database() and s.toplevel
-      order by s.total_exec_time desc limit 15`,
-  );
-  printTable(
-    'Where the database spent its time (pg_stat_statements, top 15 by total execution time)',
-    rows.map((r) => ({ 'total ms': r.ms, calls: r.calls, rows: r.rows, statement: r.query })),
-  );
 }
 
 /** Runs the cluster storm `options.runs` times and prints its table. */

@@ -32,10 +32,12 @@ import { RECEIVER_NETWORKS } from '../test-support/webhook-receiver.js';
 import { withDatabase } from './database.js';
 import {
   benchOptions,
+  eventVisibleAt,
   loadAverage,
   machine,
   median,
   printTable,
+  printTopStatements,
   secondsSummary,
   writeResult,
 } from './report.js';
@@ -175,6 +177,15 @@ async function run(workers: number) {
                                       and d.channel = 'sms'`,
     );
     const stage = (name: string) => secondsSummary(stages.rows.map((r) => Number(r[name])));
+    // the levels' events visible to the workers (their transactions committed): due → then
+    const firingEvents = await pool.query(
+      'select event_id from stega.escalation_firings where event_id is not null',
+    );
+    const visible = await eventVisibleAt(
+      pool,
+      NOTIFICATIONS_QUEUE,
+      firingEvents.rows.map((r) => Number(r.event_id)),
+    );
     // the rule runner's own part: the level fired (committed) → the text at the receiver
     const firedAt = await pool.query(
       `select '+1555' || lpad((f.agents -> 0 ->> 'id'), 7, '0') as phone,
@@ -190,6 +201,7 @@ async function run(workers: number) {
       ...secondsSummary(late),
       detected: stage('detected'),
       fired: stage('fired'),
+      committed: secondsSummary([...visible.values()].map((ms) => ms - due.getTime())),
       recorded: stage('recorded'),
       sinceFired: secondsSummary(sinceFired),
       levels: Number(fired.rows[0]?.n),
@@ -197,6 +209,7 @@ async function run(workers: number) {
     };
   } finally {
     await Promise.all(children.map((child) => child.stop()));
+    await printTopStatements(pool);
     await pool.end();
     await twilio.stop();
     const admin2 = createPool(server.adminUrl, 1);
@@ -221,6 +234,8 @@ for (const workers of WORKERS) {
     'max s': fmt(pick((x) => x.max)),
     'detected p99 s': fmt(pick((x) => x.detected.p99)),
     'fired p99 s': fmt(pick((x) => x.fired.p99)),
+    'committed p50 s': fmt(pick((x) => x.committed.p50)),
+    'committed p99 s': fmt(pick((x) => x.committed.p99)),
     'recorded p50 s': fmt(pick((x) => x.recorded.p50)),
     'recorded p99 s': fmt(pick((x) => x.recorded.p99)),
     'fired→SMS p50 s': fmt(pick((x) => x.sinceFired.p50)),

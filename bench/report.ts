@@ -117,3 +117,57 @@ export function payload(i: number): string {
   });
   return head.replace('"note":""', `"note":"${'x'.repeat(200 - head.length)}"`);
 }
+
+/**
+ * The statements that took a database's time during a run (pg_stat_statements, top 15 by total
+ * execution time). Only with BENCH_PG_STAT_STATEMENTS=1, which starts the bench's server with
+ * the library preloaded (test-support/postgres-server.ts); a no-op otherwise.
+ */
+export async function printTopStatements(db: {
+  query(sql: string): Promise<{ rows: Record<string, unknown>[] }>;
+}): Promise<void> {
+  if (process.env.BENCH_PG_STAT_STATEMENTS !== '1') return;
+  await db.query('create extension if not exists pg_stat_statements');
+  const { rows } = await db.query(
+    `select s.calls, round(s.total_exec_time)::int as ms, s.rows,
+            left(regexp_replace(s.query, '\\s+', ' ', 'g'), 140) as query
+       from pg_stat_statements s join pg_database d on d.oid = s.dbid
+      where d.datname = current_database() and s.toplevel
+      order by s.total_exec_time desc limit 15`,
+  );
+  printTable(
+    'Where the database spent its time (pg_stat_statements, top 15 by total execution time)',
+    rows.map((r) => ({
+      'total ms': Number(r.ms),
+      calls: Number(r.calls),
+      rows: Number(r.rows),
+      statement: String(r.query),
+    })),
+  );
+}
+
+/**
+ * When each event of a queue became visible to its consumers: the time of the first tick
+ * whose snapshot sees its transaction (its commit, to within the ticker's step), in epoch
+ * milliseconds by event id. What "detected at" cannot say: a row's timestamps are its
+ * transaction's start, while a storm's chunks commit one after another. Ticks the engine has
+ * since rotated away leave their events out. `eventIds`: the events asked about, of `queue`.
+ */
+export async function eventVisibleAt(
+  db: { query(sql: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }> },
+  queue: string,
+  eventIds: number[],
+): Promise<Map<number, number>> {
+  const { rows } = await db.query(
+    `select e.ev_id, (extract(epoch from v.tick_time) * 1000)::float8 as ms
+       from pgque.event_template e
+       cross join lateral (
+         select t.tick_time from pgque.tick t
+          where t.tick_queue = (select queue_id from pgque.queue where queue_name = $1)
+            and pg_visible_in_snapshot(e.ev_txid, t.tick_snapshot)
+          order by t.tick_id limit 1) v
+      where e.ev_id = any ($2::bigint[])`,
+    [queue, eventIds],
+  );
+  return new Map(rows.map((row) => [Number(row.ev_id), Number(row.ms)]));
+}

@@ -4,7 +4,7 @@ import { type EscalationLevel, storedLevelsOf } from '../domain/escalation-polic
 import type { SlaClockKind } from '../domain/index.js';
 import { type OnCallResolution, resolveOnCallTarget } from '../domain/on-call-target.js';
 import { EVENT_TYPES, EVENT_VERSION } from '../events.js';
-import { activityInsert } from './activity.js';
+import { type ActivityEntry, activityInsertMany } from './activity.js';
 import { NOTIFICATIONS_QUEUE } from './migrate.js';
 import { onCallFallbacksLoad, scheduleLoad } from './schedules.js';
 
@@ -215,25 +215,52 @@ export async function escalationFireDue(
     );
     await db.query(CANCEL_OUTSTANDING, [ids, ENDED]);
   }
-  const fired: { firingId: number; ticketId: number; level: number }[] = [];
-  for (const row of due.filter((r) => r.live)) {
+  const live = due.filter((r) => r.live);
+  const firing: LevelFiring[] = [];
+  for (const row of live) {
     const levels = storedLevelsOf(row.levels);
     const index = Number(row.next_level);
     const level = levels[index];
-    const following = levels[index + 1];
-    const dueAt = row.due_at as Date;
-    const nextAt = following ? new Date(dueAt.getTime() + following.delay_minutes * 60_000) : null;
     if (level) {
-      const firing = await levelFire(db, row, index, level, levels.length, now);
-      if (firing) fired.push({ firingId: firing, ticketId: Number(row.ticket_id), level: index });
+      const teamId = row.team_id == null ? null : Number(row.team_id);
+      firing.push({
+        chain: row,
+        index,
+        level,
+        levelCount: levels.length,
+        onCall: await onCallResolve(db, level, teamId, now),
+      });
     }
-    await db.query('update stega.escalations set next_level = $2, next_at = $3 where id = $1', [
-      row.id,
-      following ? index + 1 : null,
-      nextAt,
-    ]);
   }
+  const fired = await levelsFire(db, firing, now);
+  // each chain moves on to its next level (or none), whether or not this level had fired
+  await db.query(
+    `update stega.escalations e set next_level = v.next_level, next_at = v.next_at
+       from unnest($1::bigint[], $2::int[], $3::timestamptz[]) as v(id, next_level, next_at)
+      where e.id = v.id`,
+    [
+      live.map((row) => String(row.id)),
+      live.map((row) => {
+        const index = Number(row.next_level);
+        return storedLevelsOf(row.levels)[index + 1] ? index + 1 : null;
+      }),
+      live.map((row) => {
+        const following = storedLevelsOf(row.levels)[Number(row.next_level) + 1];
+        const dueAt = row.due_at as Date;
+        return following ? new Date(dueAt.getTime() + following.delay_minutes * 60_000) : null;
+      }),
+    ],
+  );
   return { chains: due.length, fired };
+}
+
+/** One chain's level about to fire, its on-call targets resolved. */
+interface LevelFiring {
+  chain: Record<string, unknown>;
+  index: number;
+  level: EscalationLevel;
+  levelCount: number;
+  onCall: OnCallResolution[];
 }
 
 /**
@@ -310,94 +337,115 @@ function onCallActivity(
 }
 
 /**
- * Records one level's firing (agents resolved now, deactivated ones left out) and publishes its
- * event; null if it had fired.
+ * Records the firings of these levels (each level's agents resolved now, deactivated ones left
+ * out) and publishes their ticket.sla_escalated events, in one statement for them all: each
+ * firing's id is drawn first, so its event (one send_batch for the round) and its row with the
+ * event's id are written together. A level that had fired already is skipped; its chain row is
+ * locked by the caller, so no concurrent run can fire it in between. Then each ticket's
+ * activity says the level fired and whom it reached, and whom on call (one insert).
  */
-async function levelFire(
+async function levelsFire(
   db: Queryable,
-  chain: Record<string, unknown>,
-  index: number,
-  level: EscalationLevel,
-  levelCount: number,
+  firings: LevelFiring[],
   now: Date,
-): Promise<number | null> {
-  const t = level.targets;
-  const ticketTeamId = chain.team_id == null ? null : Number(chain.team_id);
-  const onCall = await onCallResolve(db, level, ticketTeamId, now);
-  const named = [...t.agents, ...onCall.flatMap((r) => (r.agent_id === null ? [] : [r.agent_id]))];
-  const { rows } = await db.query(
-    `with agents as (
-       select distinct a.id, a.name, a.email
-         from stega.agents a
-        where a.deactivated_at is null -- someone who left is nobody's target
-          and (($2 and a.id = $3::bigint)
-           or ($4 and a.id in (select m.agent_id from stega.team_members m where m.team_id = $5::bigint))
-           or ($6 and a.id in (select m.agent_id from stega.team_members m
-                                where m.team_id = $5::bigint and m.is_lead))
-           or a.id = any ($7::bigint[]))
-     ),
-     f as (
-       insert into stega.escalation_firings (escalation_id, ticket_id, level, fire_at, fired_at, agents)
-       select $1, $8, $9, $10, $11,
-              coalesce((select jsonb_agg(jsonb_build_object('id', id, 'name', name, 'email', email)
-                                         order by id) from agents), '[]')
-       on conflict (escalation_id, level) do nothing
-       returning id, agents
-     )
-     select f.id, f.agents,
-            -- Stega's own transactional write: the firing row and its event in one statement
-            pgque.send($12::text, $13::text, jsonb_build_object(
-              'version', ${EVENT_VERSION},
-              'escalation_id', $1::bigint, 'breach_id', b.id, 'firing_id', f.id,
-              'level', $9::int, 'levels', $14::int, 'delay_minutes', $15::int,
-              'fire_at', to_char($10::timestamptz at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-              'agents', f.agents,
-              'ticket_id', tk.id, 'kind', b.kind,
-              'due_at', to_char(b.due_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-              'detected_at', to_char(b.detected_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-              'subject', tk.subject, 'priority', tk.priority,
-              'assignee', case when ag.id is null then null
-                               else jsonb_build_object('id', ag.id, 'name', ag.name, 'email', ag.email) end,
-              'requester', jsonb_build_object('name', tk.requester_name, 'email', tk.requester_email,
-                                              'org', tk.requester_org))) as event_id
-       from f
-       join stega.sla_breaches b on b.id = $16
-       join stega.tickets tk on tk.id = b.ticket_id
-       left join stega.agents ag on ag.id = tk.assignee_id`,
-    [
-      chain.id,
-      t.assignee,
-      chain.assignee_id ?? null,
-      t.team,
-      chain.team_id ?? null,
-      t.team_lead,
-      named,
-      chain.ticket_id,
-      index,
-      new Date((chain.due_at as Date).getTime() + level.delay_minutes * 60_000),
-      now,
-      NOTIFICATIONS_QUEUE,
-      EVENT_TYPES.slaEscalated,
-      levelCount,
-      level.delay_minutes,
-      chain.breach_id,
+): Promise<{ firingId: number; ticketId: number; level: number }[]> {
+  if (firings.length === 0) return [];
+  const input = firings.map(({ chain, index, level, levelCount, onCall }) => ({
+    chain_id: Number(chain.id),
+    breach_id: Number(chain.breach_id),
+    ticket_id: Number(chain.ticket_id),
+    level: index,
+    levels: levelCount,
+    delay_minutes: level.delay_minutes,
+    fire_at: new Date((chain.due_at as Date).getTime() + level.delay_minutes * 60_000),
+    assignee_id: level.targets.assignee ? (chain.assignee_id ?? null) : null,
+    team_id: level.targets.team ? (chain.team_id ?? null) : null,
+    lead_team_id: level.targets.team_lead ? (chain.team_id ?? null) : null,
+    named: [
+      ...level.targets.agents,
+      ...onCall.flatMap((r) => (r.agent_id === null ? [] : [r.agent_id])),
     ],
+  }));
+  const { rows } = await db.query(
+    `with input as (
+       select * from jsonb_to_recordset($1::jsonb) as x (
+         chain_id bigint, breach_id bigint, ticket_id bigint, level int, levels int,
+         delay_minutes int, fire_at timestamptz, assignee_id bigint, team_id bigint,
+         lead_team_id bigint, named bigint[])),
+     targets as (
+       select i.chain_id, i.assignee_id as agent_id from input i where i.assignee_id is not null
+       union
+       select i.chain_id, m.agent_id from input i
+         join stega.team_members m on m.team_id = i.team_id
+       union
+       select i.chain_id, m.agent_id from input i
+         join stega.team_members m on m.team_id = i.lead_team_id and m.is_lead
+       union
+       select i.chain_id, n.agent_id from input i cross join unnest(i.named) as n (agent_id)),
+     reached as (
+       select t.chain_id,
+              jsonb_agg(jsonb_build_object('id', a.id, 'name', a.name, 'email', a.email)
+                        order by a.id) as agents
+         from targets t
+         -- someone who left is nobody's target
+         join stega.agents a on a.id = t.agent_id and a.deactivated_at is null
+        group by t.chain_id),
+     a as materialized (
+       select nextval(pg_get_serial_sequence('stega.escalation_firings', 'id')) as id, i.*,
+              coalesce(r.agents, '[]') as agents
+         from input i
+         left join reached r on r.chain_id = i.chain_id
+        where not exists (select 1 from stega.escalation_firings f
+                           where f.escalation_id = i.chain_id and f.level = i.level)),
+     p as (
+       select a.id, jsonb_build_object(
+                'version', ${EVENT_VERSION},
+                'escalation_id', a.chain_id, 'breach_id', b.id, 'firing_id', a.id,
+                'level', a.level, 'levels', a.levels, 'delay_minutes', a.delay_minutes,
+                'fire_at', to_char(a.fire_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                'agents', a.agents,
+                'ticket_id', tk.id, 'kind', b.kind,
+                'due_at', to_char(b.due_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                'detected_at', to_char(b.detected_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                'subject', tk.subject, 'priority', tk.priority,
+                'assignee', case when ag.id is null then null
+                                 else jsonb_build_object('id', ag.id, 'name', ag.name, 'email', ag.email) end,
+                'requester', jsonb_build_object('name', tk.requester_name, 'email', tk.requester_email,
+                                                'org', tk.requester_org)) as payload
+         from a
+         join stega.sla_breaches b on b.id = a.breach_id
+         join stega.tickets tk on tk.id = b.ticket_id
+         left join stega.agents ag on ag.id = tk.assignee_id),
+     sent as (
+       select array_agg(p.id order by p.id) as ids,
+              -- Stega's own transactional write: the firing rows and their events in one statement
+              pgque.send_batch($2::text, $3::text, array_agg(p.payload::text order by p.id)) as events
+         from p
+       having count(*) > 0)
+     insert into stega.escalation_firings
+       (id, escalation_id, ticket_id, level, fire_at, fired_at, agents, event_id)
+     overriding system value
+     select a.id, a.chain_id, a.ticket_id, a.level, a.fire_at, $4, a.agents, u.event_id
+       from sent, unnest(sent.ids, sent.events) as u (id, event_id)
+       join a on a.id = u.id
+     returning id, escalation_id, agents`,
+    [JSON.stringify(input), NOTIFICATIONS_QUEUE, EVENT_TYPES.slaEscalated, now],
   );
-  const row = rows[0];
-  if (!row) return null;
-  await db.query('update stega.escalation_firings set event_id = $2 where id = $1', [
-    row.id,
-    row.event_id,
-  ]);
-  const agents = (row.agents as { id: number; name: string }[]) ?? [];
-  const names = new Map(agents.map((a) => [Number(a.id), a.name]));
-  // the ticket's activity says the level fired and whom it reached, then whom on call
-  await activityInsert(
-    db,
-    Number(chain.ticket_id),
-    'system',
-    [
+  const byChain = new Map(firings.map((f) => [Number(f.chain.id), f]));
+  const fired: { firingId: number; ticketId: number; level: number }[] = [];
+  const activity: (ActivityEntry & { ticket_id: number })[] = [];
+  for (const row of rows) {
+    const firing = byChain.get(Number(row.escalation_id));
+    if (!firing) continue;
+    const { chain, index, levelCount, onCall } = firing;
+    const ticketId = Number(chain.ticket_id);
+    fired.push({ firingId: Number(row.id), ticketId, level: index });
+    const agents = (row.agents as { id: number; name: string }[]) ?? [];
+    const names = new Map(agents.map((a) => [Number(a.id), a.name]));
+    // the ticket's activity says the level fired and whom it reached, then whom on call
+    activity.push(
       {
+        ticket_id: ticketId,
         action: 'escalation_level_fired',
         details: {
           escalation_id: Number(chain.id),
@@ -407,11 +455,14 @@ async function levelFire(
           agent_names: agents.map((a) => a.name),
         },
       },
-      ...onCall.map((resolution) => onCallActivity(chain.id, index, resolution, names)),
-    ],
-    now,
-  );
-  return Number(row.id);
+      ...onCall.map((resolution) => ({
+        ticket_id: ticketId,
+        ...onCallActivity(chain.id, index, resolution, names),
+      })),
+    );
+  }
+  await activityInsertMany(db, activity, 'system', now);
+  return fired.sort((x, y) => x.firingId - y.firingId);
 }
 
 /** What a fired level is delivered to, as the sla-breach-worker reads it. */

@@ -130,6 +130,100 @@ describe('check_sla_breaches', async () => {
     expect(rows[0]).toEqual({ entries: 2500, commands: 3, together: 2500 });
   });
 
+  it('fires a storm of escalation levels set-wise: each firing written with its event, whom it reached and its activity', async () => {
+    const now = new Date('2026-03-05T12:00:00Z');
+    const people = 300;
+    const { rows: agents } = await db.pool.query(
+      `insert into stega.agents (name, email)
+       select 'Person ' || i, 'person' || i || '@fire.test' from generate_series(1, $1::int) i
+       returning id`,
+      [people],
+    );
+    // one of them has left: their ticket's level reaches nobody, and says so
+    const left = Number(agents[0]?.id);
+    await db.pool.query('update stega.agents set deactivated_at = $2 where id = $1', [left, now]);
+    const { rows: escalation } = await db.pool.query(
+      `insert into stega.escalation_policies (name, levels) values ('page the assignee', $1) returning id`,
+      [
+        JSON.stringify([
+          {
+            delay_minutes: 0,
+            targets: { assignee: true, team: false, team_lead: false, agents: [], channels: {} },
+          },
+          {
+            delay_minutes: 30,
+            targets: { assignee: true, team: false, team_lead: false, agents: [], channels: {} },
+          },
+        ]),
+      ],
+    );
+    const { rows: policy } = await db.pool.query(
+      `insert into stega.sla_policies (name, priority, requester_org, first_response_minutes,
+                                       resolution_minutes, calendar_id, alert_channels,
+                                       escalation_policy_id)
+       values ('fire storm', 'high', 'Fire Co', 60, 6000, $1, '{"in_app": false}', $2) returning id`,
+      [calendarId, Number(escalation[0]?.id)],
+    );
+    const { rows: made } = await db.pool.query(
+      `with t as (
+         insert into stega.tickets (subject, requester_name, requester_email, priority, status,
+                                    policy_id, assignee_id, created_at)
+         select 'Fire ' || a.n, 'Ana', 'ana@example.test', 'high', 'open', $3, a.id,
+                $1::timestamptz - interval '2 hours'
+           from unnest($4::bigint[]) with ordinality as a(id, n)
+         returning id)
+       insert into stega.sla_clocks (ticket_id, kind, calendar_id, started_at, target_minutes, due_at, warn_at)
+       select id, 'first_response', $2, $1::timestamptz - interval '2 hours', 60,
+              $1::timestamptz - interval '1 minute', $1::timestamptz - interval '12 minutes'
+         from t
+       returning ticket_id`,
+      [now, calendarId, Number(policy[0]?.id), agents.map((a) => a.id)],
+    );
+    const tickets = made.map((r) => Number(r.ticket_id));
+    const result = await checkSlaBreaches(db.pool, now);
+    expect(result.escalations).toBeGreaterThanOrEqual(people);
+    const { rows } = await db.pool.query(
+      `select count(*)::int as firings,
+              count(*) filter (where f.event_id is not null)::int as with_event,
+              count(*) filter (where jsonb_array_length(f.agents) = 1
+                                 and (f.agents -> 0 ->> 'id')::bigint = t.assignee_id)::int as reached,
+              count(*) filter (where f.agents = '[]')::int as nobody,
+              count(distinct (f.xmin::text, f.cmin::text))::int as commands,
+              (select count(*)::int from stega.ticket_activity x
+                where x.ticket_id = any ($1::bigint[]) and x.action = 'escalation_level_fired') as entries,
+              (select count(*)::int from stega.escalations e
+                where e.ticket_id = any ($1::bigint[]) and e.next_level = 1
+                  and e.next_at = $2::timestamptz - interval '1 minute' + interval '30 minutes') as moved_on
+         from stega.escalation_firings f
+         join stega.tickets t on t.id = f.ticket_id
+        where f.ticket_id = any ($1::bigint[]) and f.level = 0`,
+      [tickets, now],
+    );
+    // 300 levels in two rounds of the firing step (200 a round): two commands wrote them all
+    expect(rows[0]).toEqual({
+      firings: people,
+      with_event: people,
+      reached: people - 1,
+      nobody: 1,
+      commands: 2,
+      entries: people,
+      moved_on: people,
+    });
+    const events = (await publishedEvents(db.pool, NOTIFICATIONS_QUEUE, 'ticket.sla_escalated'))
+      .map((event) => event as { ticket_id: number; firing_id: number; level: number })
+      .filter((event) => tickets.includes(event.ticket_id));
+    expect(events).toHaveLength(people);
+    const { rows: ids } = await db.pool.query(
+      'select id, event_id from stega.escalation_firings where ticket_id = any ($1::bigint[])',
+      [tickets],
+    );
+    expect(new Set(events.map((event) => event.firing_id))).toEqual(
+      new Set(ids.map((row) => Number(row.id))),
+    );
+    // a second run fires nothing again
+    expect((await checkSlaBreaches(db.pool, now)).escalations).toBe(0);
+  });
+
   it('never leaves a breach row without its event: both roll back together', async () => {
     const now = new Date('2026-03-04T12:00:00Z');
     const ticketId = await ticketInsertWithClocks(db.pool, {
