@@ -39,6 +39,7 @@ import { freePort, startTestServer } from '../test-support/postgres-server.js';
 import { RECEIVER_NETWORKS, startWebhookReceiver } from '../test-support/webhook-receiver.js';
 import { withDatabase } from './database.js';
 import {
+  analyzeLikeProduction,
   benchOptions,
   loadAverage,
   machine,
@@ -241,6 +242,7 @@ async function storm(workers: number) {
         await slaDeadlineArm(tx, due);
       });
     }
+    await analyzeLikeProduction(setup.pool);
     if (Date.now() > due.getTime())
       throw new Error('the storm took longer to create than its lead');
     return await lateness(setup, STORM, 1_800_000);

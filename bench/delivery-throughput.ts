@@ -58,6 +58,7 @@ import { startSmtpSink } from '../test-support/smtp-sink.js';
 import { startWebhookReceiver } from '../test-support/webhook-receiver.js';
 import { withDatabase } from './database.js';
 import {
+  analyzeLikeProduction,
   benchOptions,
   loadAverage,
   machine,
@@ -435,6 +436,7 @@ async function clusterStorm() {
         await slaDeadlineArm(tx, due);
       });
     }
+    await analyzeLikeProduction(pool);
     if (Date.now() > due.getTime()) throw new Error('the storm took longer to make than its lead');
     await eventually(
       () => receiver.countsByKey().size >= CLUSTER_STORM,

@@ -31,6 +31,7 @@ import { startTwilioReceiver } from '../test-support/twilio-receiver.js';
 import { RECEIVER_NETWORKS } from '../test-support/webhook-receiver.js';
 import { withDatabase } from './database.js';
 import {
+  analyzeLikeProduction,
   benchOptions,
   eventVisibleAt,
   loadAverage,
@@ -152,6 +153,7 @@ async function run(workers: number) {
       );
       await slaDeadlineArm(tx, due);
     });
+    await analyzeLikeProduction(pool);
     if (Date.now() > due.getTime()) throw new Error('setting up took longer than its lead');
     await eventually(
       () => new Set(twilio.messages().map((m) => m.to)).size >= PEOPLE,
