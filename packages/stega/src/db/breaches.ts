@@ -15,23 +15,29 @@ const ALERT_PAYLOAD = `
                    else jsonb_build_object('id', ag.id, 'name', ag.name, 'email', ag.email) end,
   'requester', jsonb_build_object('name', t.requester_name, 'email', t.requester_email, 'org', t.requester_org)`;
 
+/** Serialises the detector's chunks across processes (see breachRecordDue). */
+const DETECTION_LOCK = "hashtext('stega.breach_detection')";
+
 /**
- * The tail of a recording statement whose CTE `p` holds (id, ticket_id, payload) of the
- * alerts it inserted: publishes them all with one send_batch of the engine (one insert into the
- * event table, not one function call and dynamic statement per alert) and returns each
- * alert with its event id. send_batch returns the ids in the order of its payloads (one
- * insert from their array, ids from the queue's sequence), ordered here by alert id.
+ * Publishes the alerts of CTE `a` (id drawn from its table's sequence, ticket_id, kind,
+ * due_at, detected_at, …) with one send_batch of the engine (one insert into the event table,
+ * not one function call per alert), as CTE `sent` (ids, events: the event ids in the order of
+ * the alert ids); `$3` the queue, `$4` the event type, `extra` the payload's own fields.
  */
-const SEND_ALL = `,
+function sendAll(extra: string): string {
+  return `p as (
+       select a.id, jsonb_build_object(${extra}, ${ALERT_PAYLOAD}) as payload
+         from a
+         join stega.tickets t on t.id = a.ticket_id
+         left join stega.agents ag on ag.id = t.assignee_id),
      sent as (
        select array_agg(p.id order by p.id) as ids,
-              array_agg(p.ticket_id order by p.id) as tickets,
               -- Stega's own transactional write: the alert rows and their events in one statement
               pgque.send_batch($3::text, $4::text, array_agg(p.payload::text order by p.id)) as events
          from p
-       having count(*) > 0)
-     select u.id, u.ticket_id, u.event_id
-       from sent, unnest(sent.ids, sent.tickets, sent.events) as u (id, ticket_id, event_id)`;
+       having count(*) > 0),
+     ev as (select u.id, u.event_id from sent, unnest(sent.ids, sent.events) as u (id, event_id))`;
+}
 
 /** Where a detector run's previous chunk stopped, in the due clocks' key order. */
 export interface BreachCursor {
@@ -40,9 +46,6 @@ export interface BreachCursor {
   ticketId: number;
   kind: string;
 }
-
-/** Serialises the detector's chunks across processes (see breachRecordDue). */
-const DETECTION_LOCK = "hashtext('stega.breach_detection')";
 
 /**
  * Records every breach due at `now` that is not recorded yet and publishes its
@@ -80,23 +83,12 @@ export async function breachRecordDue(
        select nextval(pg_get_serial_sequence('stega.sla_breaches', 'id')) as id,
               due.ticket_id, due.kind, due.due_at, $1::timestamptz as detected_at
          from due),
-     p as (
-       select a.id, a.ticket_id, jsonb_build_object('breach_id', a.id, ${ALERT_PAYLOAD}) as payload
-         from a
-         join stega.tickets t on t.id = a.ticket_id
-         left join stega.agents ag on ag.id = t.assignee_id),
-     sent as (
-       select array_agg(p.id order by p.id) as ids,
-              -- Stega's own transactional write: the alert rows and their events in one statement
-              pgque.send_batch($3::text, $4::text, array_agg(p.payload::text order by p.id)) as events
-         from p
-       having count(*) > 0),
+     ${sendAll("'breach_id', a.id")},
      b as (
        insert into stega.sla_breaches (id, ticket_id, kind, due_at, detected_at, event_id)
        overriding system value
-       select a.id, a.ticket_id, a.kind, a.due_at, a.detected_at, u.event_id
-         from sent, unnest(sent.ids, sent.events) as u (id, event_id)
-         join a on a.id = u.id
+       select a.id, a.ticket_id, a.kind, a.due_at, a.detected_at, ev.event_id
+         from ev join a on a.id = ev.id
        returning id, ticket_id, kind, due_at, detected_at),
      -- each breach's entry in its ticket's activity, in the same statement (one insert per chunk)
      act as (
@@ -132,14 +124,15 @@ export async function breachRecordDue(
  * instant but not yet due, once per (ticket, kind, due_at, threshold). A clock past several
  * thresholds at once (a late run, a moved due time) warns at the highest only; a warning
  * stands for the thresholds below it. Each clock found moves its `next_warn_at` on to its
- * next threshold (or null), whether this call or a concurrent one recorded the warning.
- * Same transaction rules as breaches.
+ * next threshold (or null). Same transaction and lock as breaches: a concurrent run waits, then
+ * finds the warnings this one committed and records none of them again.
  */
 export async function warningRecordDue(
   db: Queryable,
   now: Date,
   limit: number,
 ): Promise<{ id: number; ticketId: number }[]> {
+  await db.query(`select pg_advisory_xact_lock(${DETECTION_LOCK})`);
   const { rows } = await db.query(
     `with found as (
        select c.ticket_id, c.kind, c.due_at, w.threshold, w.at as warn_at, c.shares, c.instants,
@@ -164,12 +157,11 @@ export async function warningRecordDue(
             order by s.share desc nulls last limit 1) w),
      due as (
        select * from found where warned is null or warned < coalesce(threshold, 1)),
-     a as (
-       insert into stega.sla_warnings
-         (ticket_id, kind, due_at, warn_at, detected_at, elapsed_share, threshold)
-       select ticket_id, kind, due_at, warn_at, $1, coalesce(share, 0), threshold from due
-       on conflict on constraint sla_warnings_once_key do nothing
-       returning id, ticket_id, kind, due_at, warn_at, detected_at, elapsed_share, threshold),
+     a as materialized (
+       select nextval(pg_get_serial_sequence('stega.sla_warnings', 'id')) as id,
+              due.ticket_id, due.kind, due.due_at, due.warn_at, $1::timestamptz as detected_at,
+              coalesce(due.share, 0) as elapsed_share, due.threshold
+         from due),
      moved as (
        update stega.sla_clocks k
           set next_warn_at = (
@@ -178,34 +170,18 @@ export async function warningRecordDue(
                    and s.share > greatest(coalesce(f.threshold, 1), coalesce(f.warned, 0)))
          from found f
         where k.ticket_id = f.ticket_id and k.kind = f.kind and k.due_at = f.due_at),
-     p as (
-       select a.id, a.ticket_id,
-              jsonb_build_object(
-                'warning_id', a.id, 'elapsed_share', a.elapsed_share, 'threshold', a.threshold,
-                'warn_at', to_char(a.warn_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                ${ALERT_PAYLOAD}) as payload
-         from a
-         join stega.tickets t on t.id = a.ticket_id
-         left join stega.agents ag on ag.id = t.assignee_id)
-     ${SEND_ALL}`,
+     ${sendAll(`'warning_id', a.id, 'elapsed_share', a.elapsed_share, 'threshold', a.threshold,
+                'warn_at', to_char(a.warn_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`)},
+     w as (
+       insert into stega.sla_warnings
+         (id, ticket_id, kind, due_at, warn_at, detected_at, elapsed_share, threshold, event_id)
+       overriding system value
+       select a.id, a.ticket_id, a.kind, a.due_at, a.warn_at, a.detected_at, a.elapsed_share,
+              a.threshold, ev.event_id
+         from ev join a on a.id = ev.id
+       returning id, ticket_id)
+     select w.id, w.ticket_id from w order by w.id`,
     [now, limit, NOTIFICATIONS_QUEUE, EVENT_TYPES.slaWarning],
   );
-  await eventIdsRecord(db, 'stega.sla_warnings', rows);
   return rows.map((row) => ({ id: Number(row.id), ticketId: Number(row.ticket_id) }));
-}
-
-/** Stores the queue event id on the alert rows just inserted (a second statement: rows a
- * data-modifying CTE inserts are invisible to the rest of its own statement). */
-async function eventIdsRecord(
-  db: Queryable,
-  table: 'stega.sla_breaches' | 'stega.sla_warnings',
-  rows: Record<string, unknown>[],
-): Promise<void> {
-  if (rows.length === 0) return;
-  await db.query(
-    `update ${table} a set event_id = v.event_id
-       from unnest($1::bigint[], $2::bigint[]) as v(id, event_id)
-      where a.id = v.id`,
-    [rows.map((row) => String(row.id)), rows.map((row) => String(row.event_id))],
-  );
 }
