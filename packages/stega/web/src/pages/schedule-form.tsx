@@ -4,6 +4,7 @@ import { FieldError, fieldId, issueAt } from '../components/field.js';
 import {
   CheckField,
   choicesOf,
+  listIssues,
   SelectField,
   TextField,
   TimeZoneField,
@@ -247,6 +248,8 @@ function Participants({ index, layer, agents, idPrefix, issues, onChange }: Laye
   const path = `layers[${index}].participant_ids`;
   const nameOf = (id: number) => agents.find((a) => a.id === id)?.name ?? `agent ${id}`;
   const list = layer.participants;
+  // the rotation's own issue and its turns' (`participant_ids[2]`: "participant 3: …") beside the picker
+  const message = listIssues(issues, path, 'participant');
   return (
     <div className="participants">
       <p>
@@ -295,7 +298,7 @@ function Participants({ index, layer, agents, idPrefix, issues, onChange }: Laye
           path={path}
           idPrefix={idPrefix}
           label={`Add to layer ${n}`}
-          issues={issues}
+          issues={message ? [{ path, message }] : []}
           value={adding}
           onChange={setAdding}
           choices={choicesOf(agents, [{ value: '', label: 'Choose an agent' }])}
