@@ -292,6 +292,7 @@ describe('end to end: a 03:00 breach pages whoever is on call, through their rul
         action: 'escalation_on_call',
         details: expect.objectContaining({
           schedule_id: nights,
+          schedule_name: 'Nights',
           agent_id: ana.id,
           agent_name: ana.name,
           via: 'schedule',
@@ -340,6 +341,7 @@ describe('end to end: a 03:00 breach pages whoever is on call, through their rul
         action: 'escalation_on_call_fallback',
         details: expect.objectContaining({
           schedule_id: middays,
+          schedule_name: 'Middays',
           agent_id: lead.id,
           agent_name: lead.name,
           via: 'schedule_team_lead',
