@@ -272,7 +272,7 @@ async function onCallResolve(
   level: EscalationLevel,
   ticketTeamId: number | null,
   now: Date,
-): Promise<OnCallResolution[]> {
+): Promise<(OnCallResolution & { schedule_name: string | null })[]> {
   const targets = level.targets.on_call;
   if (targets.length === 0) return [];
   let schedules: Awaited<ReturnType<typeof scheduleLoad>> = [];
@@ -299,7 +299,7 @@ async function onCallResolve(
   return targets.map((target) => {
     const row = schedules.find((s) => s.id === target.schedule_id);
     const schedule = row ? { ...row, inactive: new Set(row.inactive_agent_ids) } : null;
-    return resolveOnCallTarget(
+    const resolution = resolveOnCallTarget(
       target.schedule_id,
       {
         schedule,
@@ -310,6 +310,7 @@ async function onCallResolve(
       },
       now,
     );
+    return { ...resolution, schedule_name: row?.name ?? null };
   });
 }
 
@@ -317,7 +318,7 @@ async function onCallResolve(
 function onCallActivity(
   chainId: unknown,
   index: number,
-  resolution: OnCallResolution,
+  resolution: OnCallResolution & { schedule_name: string | null },
   names: Map<number, string>,
 ) {
   const who = resolution.agent_id === null ? null : (names.get(resolution.agent_id) ?? null);
@@ -327,6 +328,8 @@ function onCallActivity(
       escalation_id: Number(chainId),
       level: index,
       schedule_id: resolution.schedule_id,
+      // as named when the level fired (null: the schedule was gone)
+      schedule_name: resolution.schedule_name,
       agent_id: resolution.agent_id,
       agent_name: who,
       via: resolution.via,

@@ -298,6 +298,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       webPush,
       allowedNetworks: deps.config.webhookAllowedNetworks,
       timeoutMs: deps.config.webhookTimeoutMs,
+      mail,
     }),
   );
   await app.register(agentRoutes(ctx));

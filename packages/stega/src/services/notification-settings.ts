@@ -1,4 +1,4 @@
-import { createHash, randomInt } from 'node:crypto';
+import { createHash, randomInt, randomUUID } from 'node:crypto';
 import { agentGet } from '../db/agents.js';
 import {
   type ContactMethodRow,
@@ -36,6 +36,7 @@ import type {
 import { URGENCIES } from '../domain/notification-rules.js';
 import type { Actor, ServiceContext } from './context.js';
 import { ForbiddenError, NotFoundError, ValidationError } from './errors.js';
+import type { SignInMail } from './sign-in.js';
 
 /**
  * "How to reach me": an agent's contact methods (verified before any rule uses them), their
@@ -51,6 +52,8 @@ export interface VerificationSender {
   webPush: WebPushSettings | undefined;
   allowedNetworks: readonly string[];
   timeoutMs: number;
+  /** Sends the codes of email methods (the sender of the sign-in emails). */
+  mail: SignInMail;
 }
 
 /** The action of the button that links a Slack user to their contact method (http/routes/slack.ts). */
@@ -71,12 +74,26 @@ async function requireSelfOrAdmin(ctx: ServiceContext, actor: Actor, agentId: nu
   return agent;
 }
 
-export function contactMethodView(row: ContactMethodRow) {
+/** `ana.lopes@example.com` -> `a***@example.com`: an address shown to someone else. */
+export function maskedEmail(address: string): string {
+  const at = address.lastIndexOf('@');
+  return at <= 0 ? '***' : `${address.slice(0, 1)}***${address.slice(at)}`;
+}
+
+/**
+ * A method as the API lists it: a push endpoint (a capability URL) by its host only; an
+ * email address masked unless `owner` (the agent themselves is asking, not an admin).
+ */
+export function contactMethodView(row: ContactMethodRow, owner = true) {
   return {
     id: row.id,
     method: row.method,
-    // a push endpoint is a capability URL: shown by its host only
-    address: row.method === 'push' ? new URL(row.address).host : row.address,
+    address:
+      row.method === 'push'
+        ? new URL(row.address).host
+        : row.method === 'email' && !owner
+          ? maskedEmail(row.address)
+          : row.address,
     label: row.label,
     verified: row.verified_at !== null && row.invalid_at === null,
     verified_at: row.verified_at,
@@ -88,13 +105,15 @@ export function contactMethodView(row: ContactMethodRow) {
 
 export async function listContactMethods(ctx: ServiceContext, actor: Actor, agentId: number) {
   await requireSelfOrAdmin(ctx, actor, agentId);
-  return (await contactMethodList(ctx.pool, agentId)).map(contactMethodView);
+  const owner = actor.agentId === agentId;
+  return (await contactMethodList(ctx.pool, agentId)).map((row) => contactMethodView(row, owner));
 }
 
 /**
  * Adds a contact method and starts its verification: SMS and voice get a 6-digit code (by
- * text, or read out in a call), which `verifyContactMethod` takes. Email to the agent's own
- * sign-in address is verified at once (they signed in with it). A Slack user gets a message
+ * text, or read out in a call), which `verifyContactMethod` takes; so does an email address
+ * (the code mailed to it), except the agent's own sign-in address, verified at once (they
+ * signed in with it). An unverified address is never mailed a page. A Slack user gets a message
  * whose button links them; a browser's push subscription gets a test push carrying a code,
  * which the agent confirms (the page does it when its service worker shows the push).
  */
@@ -107,11 +126,8 @@ export async function addContactMethod(
 ) {
   const agent = await requireSelfOrAdmin(ctx, actor, agentId);
   if (input.method === 'push') return addPushMethod(ctx, sender, agentId, input);
-  if (input.method === 'email' && input.address.toLowerCase() !== agent.email.toLowerCase()) {
-    throw new ValidationError([
-      { path: 'address', message: 'only your sign-in address can be an email method for now' },
-    ]);
-  }
+  const signInAddress =
+    input.method === 'email' && input.address.toLowerCase() === agent.email.toLowerCase();
   const now = ctx.now();
   const row = await contactMethodInsert(
     ctx.pool,
@@ -121,12 +137,15 @@ export async function addContactMethod(
       address: input.address,
       pushKeys: null,
       label: input.label ?? null,
-      verifiedAt: input.method === 'email' ? now : null,
+      verifiedAt: signInAddress ? now : null,
     },
     now,
   );
   if (row.verified_at === null) await startVerification(ctx, sender, row);
-  return contactMethodView((await contactMethodGet(ctx.pool, agentId, row.id)) ?? row);
+  return contactMethodView(
+    (await contactMethodGet(ctx.pool, agentId, row.id)) ?? row,
+    actor.agentId === agentId,
+  );
 }
 
 /**
@@ -203,8 +222,8 @@ async function sendPushCode(
 }
 
 /**
- * SMS and voice: a code; a push subscription: a test push with a code; a Slack user: a
- * message whose button, pressed by that user, links them.
+ * SMS and voice: a code; an email address: a code by email; a push subscription: a test
+ * push with a code; a Slack user: a message whose button, pressed by that user, links them.
  */
 async function startVerification(
   ctx: ServiceContext,
@@ -212,6 +231,7 @@ async function startVerification(
   row: ContactMethodRow,
 ): Promise<void> {
   if (row.method === 'push') return sendPushCode(ctx, sender, row);
+  if (row.method === 'email') return sendEmailCode(ctx, sender, row);
   if (row.method !== 'slack_dm') return sendCode(ctx, sender, row);
   const text = 'Stega wants to reach you here when you are paged. Is this you?';
   const outcome = await slackPostMessage(
@@ -244,8 +264,8 @@ async function startVerification(
   }
 }
 
-/** Records a new code (committed), then sends it: no transaction is open during the call. */
-async function sendCode(ctx: ServiceContext, sender: VerificationSender, row: ContactMethodRow) {
+/** A new 6-digit code of the method, recorded (committed, its hash only) before it is sent. */
+async function codeRecord(ctx: ServiceContext, row: ContactMethodRow): Promise<string> {
   const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
   await contactMethodCodeSet(
     ctx.pool,
@@ -253,6 +273,42 @@ async function sendCode(ctx: ServiceContext, sender: VerificationSender, row: Co
     sha256(code),
     new Date(ctx.now().getTime() + CODE_MINUTES * 60_000),
   );
+  return code;
+}
+
+/** Records a new code, then mails it to the address: no transaction is open while it goes. */
+async function sendEmailCode(
+  ctx: ServiceContext,
+  sender: VerificationSender,
+  row: ContactMethodRow,
+) {
+  const code = await codeRecord(ctx, row);
+  try {
+    await sender.mail.send({
+      to: row.address,
+      subject: `Your Stega verification code is ${code}`,
+      text: [
+        `Your Stega verification code is ${code}`,
+        '',
+        'Someone (we hope you) added this address to their Stega account to be reached when',
+        `they are paged. Enter the code on their "How to reach me" page within ${CODE_MINUTES} minutes.`,
+        'If this was not you, ignore this mail: nothing is sent here until the code is entered.',
+      ].join('\n'),
+      messageId: `<contact-method-${row.id}-${randomUUID()}@stega>`,
+    });
+  } catch (error) {
+    throw new ValidationError([
+      {
+        path: 'address',
+        message: `the verification code could not be sent: ${(error as Error).message}`,
+      },
+    ]);
+  }
+}
+
+/** Records a new code (committed), then sends it: no transaction is open during the call. */
+async function sendCode(ctx: ServiceContext, sender: VerificationSender, row: ContactMethodRow) {
+  const code = await codeRecord(ctx, row);
   const words = `Your Stega verification code is ${code}`;
   const params: Record<string, string> =
     row.method === 'voice'
@@ -299,7 +355,7 @@ export async function resendVerification(
     ]);
   }
   if (row.verified_at === null) await startVerification(ctx, sender, row);
-  return contactMethodView(row);
+  return contactMethodView(row, actor.agentId === agentId);
 }
 
 /** @throws ValidationError naming `code` when it is wrong, expired or tried 5 times. */
@@ -323,7 +379,10 @@ export async function verifyContactMethod(
       ]);
     }
   }
-  return contactMethodView((await contactMethodGet(ctx.pool, agentId, id)) as ContactMethodRow);
+  return contactMethodView(
+    (await contactMethodGet(ctx.pool, agentId, id)) as ContactMethodRow,
+    actor.agentId === agentId,
+  );
 }
 
 export async function removeContactMethod(

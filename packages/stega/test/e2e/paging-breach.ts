@@ -14,9 +14,11 @@ export interface PagingNames {
 }
 
 /**
- * A breach whose escalation level 0 pages `agentIds`, made through the API of a running
+ * A breach whose escalation level 0 pages `targets` (agent ids, or the level's targets as the
+ * API takes them, e.g. `{ on_call: [{ schedule_id }] }`), made through the API of a running
  * `stega start` (an escalation policy, an SLA policy for an organisation of its own, a ticket)
- * and detected at once; returns the ticket and its escalation chain.
+ * and detected at once, the level firing at `at` (default: 6 minutes from now, just past the
+ * 5-minute first-response target); returns the ticket and its escalation chain.
  */
 export async function pagingBreach(
   stega: StegaProcess,
@@ -24,11 +26,12 @@ export async function pagingBreach(
   calendarId: number,
   names: PagingNames,
   tag: string,
-  agentIds: number[],
+  targets: number[] | Record<string, unknown>,
+  at: Date = new Date(Date.now() + 6 * 60_000),
 ): Promise<{ ticketId: number; escalationId: number }> {
   const escalation = await stega.api<{ id: number }>('POST', '/api/escalation-policies', {
     name: `${names.escalation} ${tag}`,
-    levels: [{ delay_minutes: 0, targets: { agents: agentIds } }],
+    levels: [{ delay_minutes: 0, targets: Array.isArray(targets) ? { agents: targets } : targets }],
   });
   expect(escalation.status, JSON.stringify(escalation.body)).toBe(201);
   const org = `${names.org} ${tag}`;
@@ -51,7 +54,7 @@ export async function pagingBreach(
     priority: 'high',
   });
   expect(ticket.status).toBe(201);
-  await checkSlaBreaches(pool, new Date(Date.now() + 6 * 60_000));
+  await checkSlaBreaches(pool, at);
   const chain = await eventually(
     async () =>
       (await pool.query('select id from stega.escalations where ticket_id = $1', [ticket.body.id]))

@@ -30,3 +30,24 @@ describe("the ticket activity's words for an acknowledgement", () => {
     ).toBe('acknowledged the first-response escalation (push notification)');
   });
 });
+
+describe("the ticket activity's words for whoever an on-call target paged", () => {
+  it('names the person and the schedule (by its id in entries recorded before names were)', () => {
+    const paged = { level: 0, schedule_id: 7, agent_id: 3, agent_name: 'Ana', source: 'layer' };
+    expect(activityText('escalation_on_call', { ...paged, schedule_name: 'Nights' }, names)).toBe(
+      'paged Ana, on call in schedule “Nights” (level 0)',
+    );
+    expect(activityText('escalation_on_call', paged, names)).toBe(
+      'paged Ana, on call in schedule 7 (level 0)',
+    );
+    expect(
+      activityText(
+        'escalation_on_call_fallback',
+        { ...paged, schedule_name: 'Middays', via: 'schedule_team_lead', reason: 'gap' },
+        names,
+      ),
+    ).toBe(
+      "paged Ana, the schedule team's lead: nobody was on call in schedule “Middays” (level 0)",
+    );
+  });
+});

@@ -37,6 +37,13 @@ function quoted(value: unknown): string {
   return value === null || value === undefined || value === '' ? 'nothing' : `“${String(value)}”`;
 }
 
+/** The schedule of an on-call entry: its name as the level fired (older entries: its id). */
+function scheduleWords(details: Record<string, unknown>): string {
+  return details.schedule_name
+    ? `schedule ${quoted(details.schedule_name)}`
+    : `schedule ${details.schedule_id}`;
+}
+
 function agentName(id: unknown, names: Names): string {
   if (id === null || id === undefined) return 'nobody';
   return names.agent(Number(id)) ?? `agent #${String(id)}`;
@@ -236,7 +243,7 @@ export function activityText(
       }${names.length > 0 ? `, alerting ${names.join(', ')}` : ''}`;
     }
     case 'escalation_on_call':
-      return `paged ${String(details.agent_name ?? `agent ${details.agent_id}`)}, on call in schedule ${details.schedule_id}${
+      return `paged ${String(details.agent_name ?? `agent ${details.agent_id}`)}, on call in ${scheduleWords(details)}${
         details.source === 'override' ? ' (covering)' : ''
       } (level ${details.level})`;
     case 'escalation_on_call_fallback': {
@@ -249,11 +256,11 @@ export function activityText(
         ticket_team_lead: "the ticket team's lead",
       };
       if (details.via === 'nobody') {
-        return `paged nobody for schedule ${details.schedule_id} (level ${details.level}): ${why} and no fallback exists`;
+        return `paged nobody for ${scheduleWords(details)} (level ${details.level}): ${why} and no fallback exists`;
       }
       return `paged ${String(details.agent_name ?? `agent ${details.agent_id}`)}, ${
         whom[String(details.via)] ?? 'a fallback'
-      }: ${why} in schedule ${details.schedule_id} (level ${details.level})`;
+      }: ${why} in ${scheduleWords(details)} (level ${details.level})`;
     }
     default: {
       // an entry this page does not know yet: its action and details, in words

@@ -33,7 +33,11 @@ const methodParams = idParams.extend({
 const contactMethodOut = z.object({
   id: z.number(),
   method: z.enum(['email', 'sms', 'voice', 'push', 'slack_dm']),
-  address: z.string().describe('the number, address or Slack user id (a push endpoint: its host)'),
+  address: z
+    .string()
+    .describe(
+      'the number, address or Slack user id (a push endpoint: its host; an email address to anyone but its agent: masked, a***@example.com)',
+    ),
   label: z.string().nullable(),
   verified: z
     .boolean()
@@ -109,7 +113,7 @@ export function notificationSettingsRoutes(
         schema: {
           tags: ['on-call'],
           summary:
-            "Add a contact method: an SMS or voice number (E.164) gets a 6-digit code to verify; a browser's push subscription (https endpoint, keys) gets a test push carrying the code; a Slack user id a message to link; email: the sign-in address, verified at once",
+            "Add a contact method: an SMS or voice number (E.164) gets a 6-digit code to verify; a browser's push subscription (https endpoint, keys) gets a test push carrying the code; a Slack user id a message to link; an email address a code by email (the sign-in address: verified at once). Never used before it is verified; email addresses are listed masked to anyone but their agent",
           params: idParams,
           body: contactMethodInputSchema,
           response: { 201: contactMethodOut, ...errors },

@@ -48,7 +48,7 @@ const ADDABLE = [
   { value: 'sms', label: 'SMS (a phone number, +14155550123)' },
   { value: 'voice', label: 'Voice call (a phone number)' },
   { value: 'slack_dm', label: 'Slack direct message (your member id, U…)' },
-  { value: 'email', label: 'Email (your sign-in address)' },
+  { value: 'email', label: 'Email (any address: a code is mailed to it)' },
 ];
 const RULE_CHOICES = Object.entries(METHOD_WORDS).map(([value, label]) => ({ value, label }));
 
@@ -137,9 +137,9 @@ function ContactMethods({ agentId }: { agentId: number }) {
     <section className="form" aria-labelledby="methods-heading">
       <h2 id="methods-heading">Contact methods</h2>
       <p className="muted">
-        Stega uses a method only once it is verified: a number by the code it receives, a browser by
-        confirming its test notification, a Slack id by pressing “link me” in the message from the
-        Stega app.
+        Stega uses a method only once it is verified: a number or an email address by the code it
+        receives (your sign-in address needs none), a browser by confirming its test notification, a
+        Slack id by pressing “link me” in the message from the Stega app.
       </p>
       <ul className="contact-methods">
         {methods.map((m) => (
@@ -157,7 +157,10 @@ function ContactMethods({ agentId }: { agentId: number }) {
             )}
             {!m.verified &&
             !m.invalid_reason &&
-            (m.method === 'sms' || m.method === 'voice' || m.method === 'push') ? (
+            (m.method === 'sms' ||
+              m.method === 'voice' ||
+              m.method === 'push' ||
+              m.method === 'email') ? (
               <>
                 {' '}
                 <input

@@ -4,11 +4,12 @@ import { api } from '../api.js';
 import { choicesOf, SelectField, TextField } from '../components/form-fields.js';
 import { LoadState, Section, TableRegion } from '../components/layout.js';
 import { SaveFeedback } from '../components/save-feedback.js';
-import { agentsQuery, getQuery, keys, pathQuery } from '../data/queries.js';
+import { agentsQuery, getQuery, keys, pathQuery, teamsQuery } from '../data/queries.js';
 import { formatDateTime } from '../format.js';
 import { useSave } from '../hooks/use-save.js';
 import { useTitle } from '../hooks/use-title.js';
 import type { Schedule, ScheduleOverride, Shift, TeamOnCall } from '../types.js';
+import { ScheduleForm } from './schedule-form.js';
 
 const DAY = 86_400_000;
 
@@ -22,16 +23,21 @@ function weekStartOf(ms: number): number {
 const schedulesQuery = () => getQuery<{ items: Schedule[] }>(keys.schedules, '/api/schedules');
 
 /**
- * On-call schedules: the list, a week of one schedule's final shifts (gaps marked), and its
- * overrides (added by an admin or the team's lead; the API refuses others with 403).
- * Schedules themselves are created through the API (/api/schedules).
+ * On-call schedules: the list, a week of one schedule's final shifts (gaps marked), its
+ * overrides, and the forms to add a schedule and edit one's layers and fallback agent (written
+ * by an admin or the team's lead; the API refuses others with 403, shown on the form).
  */
 export function SchedulesPage() {
   useTitle('Schedules');
   const schedules = useQuery({ ...schedulesQuery(), refetchInterval: 60_000 });
   const list = schedules.data?.items ?? [];
+  const agents = useQuery(agentsQuery());
+  const teams = useQuery(teamsQuery());
   const [chosen, setChosen] = useState('');
+  const [editing, setEditing] = useState(false);
   const selected = list.find((s) => String(s.id) === chosen) ?? list[0];
+  const agentList = agents.data?.items ?? [];
+  const teamList = teams.data?.items ?? [];
   return (
     <div className="page">
       <h1>Schedules</h1>
@@ -45,7 +51,7 @@ export function SchedulesPage() {
           loading={schedules.isPending}
           error={schedules.error}
           empty={list.length === 0}
-          emptyText="No schedule yet: create one with POST /api/schedules."
+          emptyText="No schedule yet: add one below."
         />
         {list.length > 0 ? (
           <SelectField
@@ -54,17 +60,77 @@ export function SchedulesPage() {
             label="Schedule"
             issues={[]}
             value={selected ? String(selected.id) : ''}
-            onChange={setChosen}
+            onChange={(id) => {
+              setChosen(id);
+              setEditing(false);
+            }}
             choices={list.map((s) => ({
               value: String(s.id),
               label: `${s.name} (${s.time_zone})`,
             }))}
           />
         ) : null}
+        {selected && editing ? (
+          <ScheduleForm
+            key={`edit-${selected.id}`}
+            schedule={selected}
+            agents={agentList}
+            teams={teamList}
+            onDone={() => setEditing(false)}
+          />
+        ) : null}
+        {selected && !editing ? (
+          <LayersSummary schedule={selected} agents={agentList} onEdit={() => setEditing(true)} />
+        ) : null}
       </Section>
       {selected ? <ScheduleWeek key={selected.id} schedule={selected} /> : null}
       {selected ? <Overrides key={`o${selected.id}`} schedule={selected} /> : null}
+      <Section id="new-schedule" title="Add a schedule">
+        <ScheduleForm agents={agentList} teams={teamList} />
+      </Section>
     </div>
+  );
+}
+
+/** A schedule's layers and fallback agent in words, and the button to edit them. */
+function LayersSummary({
+  schedule,
+  agents,
+  onEdit,
+}: {
+  schedule: Schedule;
+  agents: { id: number; name: string }[];
+  onEdit: () => void;
+}) {
+  const nameOf = (id: number) => agents.find((a) => a.id === id)?.name ?? `agent ${id}`;
+  return (
+    <article className="card" aria-label={`Layers of ${schedule.name}`}>
+      <ol className="levels">
+        {schedule.layers.map((layer, i) => (
+          <li key={i}>
+            {layer.name}: {layer.participant_ids.map(nameOf).join(' → ') || 'nobody'}, shifts of{' '}
+            {layer.shift_length}{' '}
+            {layer.shift_length === 1 ? layer.shift_unit.slice(0, -1) : layer.shift_unit} handing
+            off at {layer.handoff_time} from {layer.start_date}
+            {layer.restrictions.length > 0
+              ? `; only ${layer.restrictions
+                  .map((r) => `${r.days.map((d) => d.slice(0, 3)).join(' ')} ${r.start}–${r.end}`)
+                  .join(', ')}`
+              : ''}
+          </li>
+        ))}
+      </ol>
+      <p>
+        In a gap an escalation pages{' '}
+        {schedule.fallback_agent_id === null
+          ? 'the team’s lead'
+          : nameOf(schedule.fallback_agent_id)}
+        .
+      </p>
+      <button type="button" className="secondary small" onClick={onEdit}>
+        Edit {schedule.name}
+      </button>
+    </article>
   );
 }
 

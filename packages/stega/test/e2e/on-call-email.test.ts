@@ -1,0 +1,180 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../../../../test-support/database.js';
+import { eventually, PROCESS_PATIENCE } from '../../../../test-support/eventually.js';
+import { freePort } from '../../../../test-support/postgres-server.js';
+import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
+import { createPool } from '../../src/db/pool.js';
+import { type PagingNames, pagingBreach } from './paging-breach.js';
+import { startStega } from './stega-process.js';
+
+type Row = Record<string, unknown>;
+
+const PAGING_NAMES: PagingNames = {
+  escalation: 'mail page',
+  policy: 'mail policy',
+  org: 'Mail',
+  subject: 'Mailing',
+  requesterEmail: 'req@mail.test',
+};
+
+interface Method {
+  id: number;
+  method: string;
+  address: string;
+  verified: boolean;
+}
+
+/**
+ * Email contact methods beyond the sign-in address, through the real processes: `stega start`
+ * (web server and an sla-breach-worker) and a real SMTP server. The address gets a code by
+ * email, given back to the verify endpoint; until then no page is ever mailed to it.
+ */
+describe('end to end: an email contact method is verified by a mailed code before a page goes to it', async () => {
+  const db = await createTestDatabase({ template: 'stega' });
+  const pool = createPool(db.url, 4);
+  const smtp = await startSmtpSink();
+  const port = await freePort();
+  const stega = await startStega(['start'], {
+    DATABASE_URL: db.url,
+    SMTP_URL: smtp.url,
+    PORT: String(port),
+    STEGA_PUBLIC_URL: `http://127.0.0.1:${port}`,
+    SLA_WORKERS: '1',
+    SLA_RETRY_TIME_SCALE: '0.1',
+  });
+  afterAll(async () => {
+    await stega.stop();
+    await Promise.all([pool.end(), smtp.stop()]);
+  });
+
+  const calendar = await stega.api<{ id: number }>('POST', '/api/calendars', {
+    name: 'always',
+    time_zone: 'UTC',
+    always_open: true,
+    weekly_hours: {},
+    holidays: [],
+  });
+
+  /** An agent with rules "email at 0" and an API token of their own. */
+  async function agent(name: string) {
+    const email = `${name.toLowerCase()}@mail.test`;
+    const created = await stega.api<{ id: number }>('POST', '/api/agents', { name, email });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id;
+    const token = await stega.api<{ token: string }>('POST', '/api/tokens', {
+      name: `${name}'s token`,
+      role: 'agent',
+      agent_id: id,
+    });
+    expect(token.status, JSON.stringify(token.body)).toBe(201);
+    const rules = await stega.api('PUT', `/api/agents/${id}/notification-rules`, {
+      high: [{ method: 'email', delay_minutes: 0 }],
+    });
+    expect(rules.status, JSON.stringify(rules.body)).toBe(200);
+    /** The API as the agent themselves. */
+    const own = async <T>(method: string, route: string, body?: unknown) => {
+      const response = await fetch(`${stega.url}${route}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token.body.token}`,
+          ...(body ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      return { status: response.status, body: (await response.json()) as T };
+    };
+    return { id, email, own, methods: `/api/agents/${id}/contact-methods` };
+  }
+
+  const mailsTo = (address: string) => smtp.messages.filter((m) => m.to.includes(address));
+
+  /** The page's rows of `agentId` once every one of them is delivered. */
+  const deliveredRows = (ticketId: number, agentId: number) =>
+    eventually(
+      async () => {
+        const { rows } = await pool.query(
+          `select recipient, channel, status from stega.alert_deliveries
+            where ticket_id = $1 and page_agent_id = $2 order by recipient`,
+          [ticketId, agentId],
+        );
+        return rows.length > 0 && rows.every((r) => r.status === 'delivered')
+          ? (rows as Row[])
+          : undefined;
+      },
+      'the email steps delivered',
+      PROCESS_PATIENCE,
+    );
+
+  it('an unverified address is never mailed a page; once its mailed code is confirmed it receives the rule’s email', async () => {
+    const gil = await agent('Gil');
+    const pager = 'gil.pager@elsewhere.test';
+    const added = await gil.own<Method>('POST', gil.methods, { method: 'email', address: pager });
+    expect(added.status, JSON.stringify(added.body)).toBe(201);
+    expect(added.body).toMatchObject({ method: 'email', address: pager, verified: false });
+    // the code went to that address before the answer, and nothing else did
+    const [codeMail, ...others] = mailsTo(pager);
+    expect(others).toEqual([]);
+    const code = /verification code is (\d{6})/.exec(codeMail?.header('subject') ?? '')?.[1];
+    expect(code).toMatch(/^\d{6}$/);
+
+    // listed in full to the agent, masked to an admin
+    const own = await gil.own<{ items: Method[] }>('GET', gil.methods);
+    expect(own.body.items.map((m) => m.address)).toEqual([pager]);
+    const admin = await stega.api<{ items: Method[] }>('GET', gil.methods);
+    expect(admin.body.items.map((m) => m.address)).toEqual(['g***@elsewhere.test']);
+
+    // paged while unverified: the sign-in address is mailed, the new one is not even planned
+    const first = await pagingBreach(stega, pool, calendar.body.id, PAGING_NAMES, 'one', [gil.id]);
+    const rows = await deliveredRows(first.ticketId, gil.id);
+    expect(rows.map((r) => r.recipient)).toEqual([gil.email]);
+    expect(mailsTo(gil.email).length).toBe(1);
+    expect(mailsTo(pager).length).toBe(1);
+
+    const wrong = await gil.own<{ issues: { path: string }[] }>(
+      'POST',
+      `${gil.methods}/${added.body.id}/verify`,
+      { code: code === '000000' ? '111111' : '000000' },
+    );
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.issues.map((i) => i.path)).toEqual(['code']);
+    const verified = await gil.own<Method>('POST', `${gil.methods}/${added.body.id}/verify`, {
+      code,
+    });
+    expect(verified.body.verified).toBe(true);
+
+    // paged once verified: both addresses get the page
+    const second = await pagingBreach(stega, pool, calendar.body.id, PAGING_NAMES, 'two', [gil.id]);
+    const after = await deliveredRows(second.ticketId, gil.id);
+    expect(after.map((r) => [r.recipient, r.channel])).toEqual([
+      [pager, 'email'],
+      [gil.email, 'email'],
+    ]);
+    const paged = mailsTo(pager).slice(1);
+    expect(paged.length).toBe(1);
+    expect(paged[0]?.raw).toContain(`#${second.ticketId}`);
+  });
+
+  it('the sign-in address is verified at once, without a code', async () => {
+    const hal = await agent('Hal');
+    const before = mailsTo(hal.email).length;
+    const added = await hal.own<Method>('POST', hal.methods, {
+      method: 'email',
+      address: hal.email,
+    });
+    expect(added.status).toBe(201);
+    expect(added.body.verified).toBe(true);
+    expect(mailsTo(hal.email).length).toBe(before);
+  });
+
+  it('refuses a malformed address with a 400 naming the field', async () => {
+    const ivo = await agent('Ivo');
+    const bad = await ivo.own<{ issues?: { path: string; message: string }[] }>(
+      'POST',
+      ivo.methods,
+      { method: 'email', address: 'ivo at home' },
+    );
+    expect(bad.status).toBe(400);
+    expect(bad.body.issues).toEqual([{ path: 'address', message: 'must be an email address' }]);
+    expect((await stega.api<{ items: Method[] }>('GET', ivo.methods)).body.items).toEqual([]);
+  });
+});

@@ -1,0 +1,70 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../../../../test-support/database.js';
+import { eventually } from '../../../../test-support/eventually.js';
+import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
+import { startStega } from '../e2e/stega-process.js';
+import { ensureWebBuilt, launchBrowser, signIn, type TestBrowser } from './browser.js';
+
+/**
+ * "How to reach me" in a real browser against `stega start` and a real SMTP server: an
+ * agent adds another email address, reads the code mailed to it and confirms it on the page;
+ * a malformed address is shown beside the field.
+ */
+describe('an email contact method added and verified in a browser', async () => {
+  ensureWebBuilt();
+  const db = await createTestDatabase({ template: 'stega' });
+  const smtp = await startSmtpSink();
+  const stega = await startStega(['start'], {
+    DATABASE_URL: db.url,
+    SMTP_URL: smtp.url,
+    SLA_WORKERS: '1',
+  });
+  let browser: TestBrowser;
+  let page: Page;
+
+  beforeAll(async () => {
+    const agent = await stega.api<{ id: number }>('POST', '/api/agents', {
+      name: 'Rita Reach',
+      email: 'rita@reach.test',
+    });
+    expect(agent.status).toBe(201);
+    const token = await stega.api<{ token: string }>('POST', '/api/tokens', {
+      name: 'Rita',
+      role: 'agent',
+      agent_id: agent.body.id,
+    });
+    expect(token.status).toBe(201);
+    browser = await launchBrowser();
+    page = browser.page;
+    await signIn(page, { url: stega.url, token: token.body.token });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await stega.stop();
+    await smtp.stop();
+  });
+
+  it('refuses a malformed address beside the field, then adds one and confirms its mailed code', async () => {
+    await page.getByRole('link', { name: 'How to reach me' }).click();
+    const form = page.getByRole('form', { name: 'Add a contact method' });
+    await form.getByLabel('Method').selectOption('email');
+    await form.getByLabel('Address').fill('rita at home');
+    await form.getByRole('button', { name: 'Add and verify' }).click();
+    await expect.poll(() => form.getByLabel('Address').getAttribute('aria-invalid')).toBe('true');
+    expect(await form.locator('.field-error').textContent()).toContain('must be an email address');
+
+    await form.getByLabel('Address').fill('rita.pager@elsewhere.test');
+    await form.getByRole('button', { name: 'Add and verify' }).click();
+    const item = page.getByRole('listitem').filter({ hasText: 'rita.pager@elsewhere.test' });
+    await item.getByText('not verified').waitFor();
+    const mail = await eventually(
+      async () => smtp.messages.find((m) => m.to.includes('rita.pager@elsewhere.test')),
+      'the code by email',
+    );
+    const code = /verification code is (\d{6})/.exec(mail.header('subject') ?? '')?.[1] ?? '';
+    await item.getByLabel('Code for rita.pager@elsewhere.test').fill(code);
+    await item.getByRole('button', { name: 'Verify' }).click();
+    await item.getByText('verified', { exact: true }).waitFor();
+  });
+});

@@ -1,0 +1,148 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../../../../test-support/database.js';
+import { startStega } from '../e2e/stega-process.js';
+import { ensureWebBuilt, launchBrowser, signIn, type TestBrowser } from './browser.js';
+
+const HOUR = 3_600_000;
+
+/** A datetime-local value (the browser's zone, as the override form reads it). */
+function localInput(ms: number): string {
+  const d = new Date(ms);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/**
+ * The schedule forms in a real browser against `stega start`: a schedule with a layer of a
+ * rotation made through the form (a bad zone and a bad rotation answered 400 next to their
+ * fields first), then an override and a fallback agent; the week view and "on call now" in
+ * the header follow each change.
+ */
+describe('on-call schedule forms in a browser', async () => {
+  ensureWebBuilt();
+  const db = await createTestDatabase({ template: 'stega' });
+  const stega = await startStega(['start'], { DATABASE_URL: db.url, SLA_WORKERS: '1' });
+  let browser: TestBrowser;
+  let page: Page;
+
+  beforeAll(async () => {
+    const ids: number[] = [];
+    for (const [name, email] of [
+      ['Ines Oncall', 'ines@forms.test'],
+      ['Joao Cover', 'joao@forms.test'],
+      ['Lia Backup', 'lia@forms.test'],
+    ] as const) {
+      const agent = await stega.api<{ id: number }>('POST', '/api/agents', { name, email });
+      expect(agent.status).toBe(201);
+      ids.push(agent.body.id);
+    }
+    const team = await stega.api('POST', '/api/teams', { name: 'Support', member_ids: ids });
+    expect(team.status).toBe(201);
+    browser = await launchBrowser();
+    page = browser.page;
+    await signIn(page, stega);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await stega.stop();
+  });
+
+  it('adds a schedule with a layer through the form; a bad zone and a bad rotation are shown next to their fields', async () => {
+    await page.getByRole('link', { name: 'Schedules', exact: true }).click();
+    await page.getByText('No schedule yet').waitFor();
+    const form = page.getByRole('form', { name: 'New schedule' });
+    await form.getByLabel('Schedule name').fill('Support primary');
+    await form.getByLabel('Time zone', { exact: true }).fill('Mars/Olympus_Mons');
+    await form.getByLabel('Team', { exact: true }).selectOption({ label: 'Support' });
+    // daily shifts from today (UTC) handing off at 00:00: Ines today, Joao tomorrow
+    for (const who of ['Ines Oncall', 'Joao Cover']) {
+      await form.getByLabel('Add to layer 1').selectOption({ label: who });
+      await form.getByRole('button', { name: 'Add to the rotation' }).click();
+    }
+    await form.getByLabel('Layer 1 shift length').fill('0');
+    await form.getByLabel('Layer 1 shift unit').selectOption('days');
+    await form.getByLabel('Layer 1 handoff time').fill('00:00');
+    await form.getByLabel('Layer 1 first handoff on').fill(new Date().toISOString().slice(0, 10));
+    await form.getByRole('button', { name: 'Add schedule' }).click();
+
+    // the API's 400, each message beside its field, in words
+    const zone = form.getByLabel('Time zone', { exact: true });
+    await expect.poll(() => zone.getAttribute('aria-invalid')).toBe('true');
+    expect(await form.locator('#f-new-schedule-time_zone-error').textContent()).toContain(
+      '"Mars/Olympus_Mons" is not an IANA time zone',
+    );
+    const length = form.getByLabel('Layer 1 shift length');
+    expect(await length.getAttribute('aria-invalid')).toBe('true');
+    expect(
+      await form.locator('#f-new-schedule-layers-0-shift_length-error').textContent(),
+    ).toContain('must be at least 1');
+    expect(await stega.api<{ items: unknown[] }>('GET', '/api/schedules')).toMatchObject({
+      body: { items: [] },
+    });
+
+    await zone.fill('UTC');
+    await length.fill('1');
+    await form.getByRole('button', { name: 'Add schedule' }).click();
+    await page.getByRole('status').getByText('Schedule Support primary saved.').waitFor();
+
+    const layers = page.getByRole('article', { name: 'Layers of Support primary' });
+    expect(await layers.textContent()).toContain('Ines Oncall → Joao Cover, shifts of 1 day ');
+    const week = page.getByRole('region', { name: 'Shifts of Support primary' });
+    await week.getByRole('cell', { name: 'Ines Oncall' }).first().waitFor();
+    await week.getByRole('cell', { name: 'Joao Cover' }).first().waitFor();
+    const header = page.getByTestId('on-call-now');
+    await expect.poll(() => header.textContent()).toContain('Support: Ines Oncall');
+  });
+
+  it('adds an override through its form: the week view and "on call now" show who covers', async () => {
+    const form = page.getByRole('form', { name: 'New override' });
+    const now = Date.now();
+    await form.getByLabel('Who covers').selectOption({ label: 'Lia Backup' });
+    await form.getByLabel('From').fill(localInput(now - HOUR));
+    await form.getByLabel('Until').fill(localInput(now + 2 * HOUR));
+    await form.getByRole('button', { name: 'Add override' }).click();
+    await page.getByText(/Lia Backup covers/).waitFor();
+    const week = page.getByRole('region', { name: 'Shifts of Support primary' });
+    const override = week.locator('tr[data-source="override"]');
+    await expect.poll(() => override.count()).toBe(1);
+    expect(await override.textContent()).toContain('Lia Backup');
+    const header = page.getByTestId('on-call-now');
+    await expect.poll(() => header.textContent()).toContain('Support: Lia Backup');
+  });
+
+  it('edits the layers and sets the fallback agent: a second layer restricted to weekday hours, Joao out of the rotation', async () => {
+    await page.getByRole('button', { name: 'Edit Support primary' }).click();
+    const form = page.getByRole('form', { name: 'Edit schedule Support primary' });
+    await form.getByLabel('Fallback agent').selectOption({ label: 'Lia Backup' });
+    await form.getByRole('button', { name: 'Remove Joao Cover from layer 1' }).click();
+    await form.getByRole('button', { name: 'Add a layer' }).click();
+    await form.getByLabel('Layer 2 name').fill('Office hours');
+    await form.getByLabel('Add to layer 2').selectOption({ label: 'Joao Cover' });
+    await form.getByRole('button', { name: 'Add to the rotation' }).nth(1).click();
+    await form.getByRole('button', { name: 'Add a window to layer 2' }).click();
+    // an empty set of days is refused beside the days
+    for (const day of ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday']) {
+      await form.getByRole('group', { name: 'Layer 2 window 1 days' }).getByLabel(day).uncheck();
+    }
+    await form.getByRole('button', { name: 'Save schedule' }).click();
+    await form
+      .getByRole('group', { name: 'Layer 2 window 1 days' })
+      .locator('.field-error', { hasText: 'name at least one weekday' })
+      .waitFor();
+    await form.getByRole('group', { name: 'Layer 2 window 1 days' }).getByLabel('Monday').check();
+    await form.getByRole('button', { name: 'Save schedule' }).click();
+
+    const layers = page.getByRole('article', { name: 'Layers of Support primary' });
+    await expect.poll(() => layers.textContent()).toContain('Office hours: Joao Cover');
+    const text = await layers.textContent();
+    expect(text).toContain('Layer 1: Ines Oncall, shifts of 1 day ');
+    expect(text).toContain('only mon 09:00–17:00');
+    expect(text).toContain('In a gap an escalation pages Lia Backup.');
+    const stored = await stega.api<{
+      items: { fallback_agent_id: number; layers: { participant_ids: number[] }[] }[];
+    }>('GET', '/api/schedules');
+    expect(stored.body.items[0]?.layers.map((l) => l.participant_ids.length)).toEqual([1, 1]);
+    expect(stored.body.items[0]?.fallback_agent_id).toBeGreaterThan(0);
+  });
+});
