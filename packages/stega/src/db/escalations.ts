@@ -260,7 +260,7 @@ interface LevelFiring {
   index: number;
   level: EscalationLevel;
   levelCount: number;
-  onCall: OnCallResolution[];
+  onCall: (OnCallResolution & { schedule_name: string | null })[];
 }
 
 /**
