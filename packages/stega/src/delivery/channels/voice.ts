@@ -25,13 +25,13 @@ export const voiceChannel: DeliveryChannel<
   name: 'voice',
   ...twilioStep,
   async build(delivery) {
-    const { row, alert, settings } = delivery;
+    const { row, alert, settings, digest } = delivery;
+    const said = digest
+      ? `Stega. ${digest.subject}. ${digest.items.map((item) => item.title).join('. ')}`
+      : `Stega alert. ${alertSubject(alert)}`;
     return {
       to: row.secret ?? '',
-      twiml: callTwiml(
-        `Stega alert. ${alertSubject(alert)}`,
-        `${settings.publicUrl}/api/twilio/voice?delivery=${row.id}`,
-      ),
+      twiml: callTwiml(said, `${settings.publicUrl}/api/twilio/voice?delivery=${row.id}`),
       callback: twilioStatusCallback(delivery),
     };
   },

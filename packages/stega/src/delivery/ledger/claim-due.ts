@@ -5,7 +5,9 @@ import { type Claim, type ClaimedDelivery, claimedOf, type LedgerDb } from './ro
  * or whose claimant's session ended (a worker killed, frozen or cut off), and fallbacks at
  * their deadline while a primary of their alert is still undelivered and nobody has the
  * alert (fallbackCancelMoot cancels those, saying why); none behind an open circuit (its
- * probe goes first, deliveryClaimProbes). One autocommit statement; locked rows are skipped.
+ * probe goes first, deliveryClaimProbes). A row gathered into another's digest (digest_of)
+ * has no next attempt of its own: it follows that row. One autocommit statement; locked
+ * rows are skipped.
  */
 export async function deliveryClaimDue(
   db: LedgerDb,
@@ -59,7 +61,7 @@ export async function deliveryClaimDue(
          for update of d skip locked)
       returning d.id, d.alert_type, d.alert_id, d.ticket_id, d.channel, d.recipient, d.fallback,
                 d.endpoint, d.attempts, d.give_up_at, d.retry_delays, d.payload, d.secret,
-                d.claim_token`,
+                d.claim_token, d.held_until`,
     values: [
       claim.token,
       claim.leaseSeconds,
