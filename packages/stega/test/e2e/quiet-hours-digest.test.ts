@@ -4,6 +4,7 @@ import { createTestDatabase } from '../../../../test-support/database.js';
 import { eventually, PROCESS_PATIENCE } from '../../../../test-support/eventually.js';
 import { freePort } from '../../../../test-support/postgres-server.js';
 import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
+import { startTwilioReceiver } from '../../../../test-support/twilio-receiver.js';
 import { createPool } from '../../src/db/pool.js';
 import { checkSlaBreaches } from '../../src/jobs/check-sla-breaches.js';
 import { type PagingNames, pagingBreach } from './paging-breach.js';
@@ -14,6 +15,9 @@ import { startStega } from './stega-process.js';
  * ledger, 6–9 s from now.
  */
 const SCALE = 0.05;
+const SID = `AC${'fedcba9876543210'.repeat(2)}`;
+const TOKEN = 'twilio-auth-token-quiet-0123456789';
+const FROM = '+15005550006';
 
 type Row = Record<string, unknown>;
 
@@ -37,6 +41,7 @@ describe('end to end: warnings in quiet hours are held and sent at their end as 
   const db = await createTestDatabase({ template: 'stega' });
   const pool = createPool(db.url, 4);
   const smtp = await startSmtpSink();
+  const twilio = await startTwilioReceiver({ accountSid: SID, authToken: TOKEN });
   const port = await freePort();
   const stega = await startStega(['start'], {
     DATABASE_URL: db.url,
@@ -46,10 +51,14 @@ describe('end to end: warnings in quiet hours are held and sent at their end as 
     SLA_WORKERS: '1',
     SLA_RETRY_TIME_SCALE: String(SCALE),
     SLA_CIRCUIT_FAILURES: '1000',
+    TWILIO_ACCOUNT_SID: SID,
+    TWILIO_AUTH_TOKEN: TOKEN,
+    TWILIO_FROM_NUMBER: FROM,
+    TWILIO_API_URL: twilio.url,
   });
   afterAll(async () => {
     await stega.stop();
-    await Promise.all([pool.end(), smtp.stop()]);
+    await Promise.all([pool.end(), smtp.stop(), twilio.stop()]);
   });
 
   const calendar = await stega.api<{ id: number }>('POST', '/api/calendars', {
@@ -61,7 +70,7 @@ describe('end to end: warnings in quiet hours are held and sent at their end as 
   });
 
   /** An agent (zone UTC) reached by email for both urgencies, quiet from an hour ago until 2–3 min from now. */
-  async function quietPerson(name: string) {
+  async function quietPerson(name: string, low = [{ method: 'email', delay_minutes: 0 }]) {
     const email = `${name.toLowerCase()}@quiet.test`;
     const agent = await stega.api<{ id: number }>('POST', '/api/agents', {
       name,
@@ -72,7 +81,7 @@ describe('end to end: warnings in quiet hours are held and sent at their end as 
     const id = agent.body.id;
     const rules = await stega.api('PUT', `/api/agents/${id}/notification-rules`, {
       high: [{ method: 'email', delay_minutes: 0 }],
-      low: [{ method: 'email', delay_minutes: 0 }],
+      low,
     });
     expect(rules.status, JSON.stringify(rules.body)).toBe(200);
     const now = Date.now();
@@ -245,5 +254,57 @@ describe('end to end: warnings in quiet hours are held and sent at their end as 
       'cancelled: the ticket was resolved before the end of the quiet hours',
     );
     expect(mailTo(dee.email)).toHaveLength(1);
+  });
+
+  it('one send, one outcome: a digest Twilio keeps refusing fails for good for every held row it carried', async () => {
+    const phone = '+14155550177';
+    const eve = await quietPerson('Eve', [{ method: 'sms', delay_minutes: 0 }]);
+    const added = await stega.api<{ id: number }>('POST', `/api/agents/${eve.id}/contact-methods`, {
+      method: 'sms',
+      address: phone,
+    });
+    expect(added.status, JSON.stringify(added.body)).toBe(201);
+    const code = (
+      twilio
+        .messages()
+        .find((m) => m.to === phone)
+        ?.body.match(/\d/g) ?? []
+    )
+      .join('')
+      .slice(-6);
+    const verified = await stega.api<{ verified: boolean }>(
+      'POST',
+      `/api/agents/${eve.id}/contact-methods/${added.body.id}/verify`,
+      { code },
+    );
+    expect(verified.body.verified).toBe(true);
+    const texts = twilio.messages().length;
+    const refusedBefore = twilio.calls.filter((c) => c.status === 503).length;
+    twilio.down(503);
+    try {
+      await warnedTickets('eve', eve.id, 2);
+      await checkSlaBreaches(pool, new Date(Date.now() + 35 * 60_000));
+      const rows = await eventually(
+        async () => {
+          const now = await stepRows(eve.id);
+          return now.length === 2 && now.every((r) => r.status === 'failed_permanent')
+            ? now
+            : undefined;
+        },
+        'both held rows failed for good',
+        PROCESS_PATIENCE,
+      );
+      // retried as one digest, then given up: both rows carry that send's outcome
+      expect(twilio.calls.filter((c) => c.status === 503).length - refusedBefore).toBeGreaterThan(
+        1,
+      );
+      const carrier = rows.find((r) => r.digest_of === null);
+      const carried = rows.filter((r) => r !== carrier);
+      expect(carried.map((r) => r.digest_of)).toEqual([carrier?.id]);
+      expect(carried[0]?.last_error).toBe(carrier?.last_error);
+      expect(twilio.messages().length).toBe(texts);
+    } finally {
+      twilio.up();
+    }
   });
 });

@@ -59,14 +59,15 @@ export async function deliveryClaimDue(
                                        and (d.payload ->> 'detected_at')::timestamptz
                                            between o.started_at and o.stopped_at)
                     -- a held row goes as its person's digest (digest-gather.ts): only the first
-                    -- due of its method and address is claimed, and none while one is being sent
+                    -- due of its method and address is claimed, and none while a digest of them
+                    -- is being sent or waits for its retry (that retry gathers it)
                     and (d.held_until is null
                          or not exists (select 1 from stega.alert_deliveries h
                                          where h.held_until is not null
                                            and h.page_agent_id = d.page_agent_id
                                            and h.channel = d.channel and h.recipient = d.recipient
                                            and h.id <> d.id
-                                           and (h.status = 'sending'
+                                           and (h.status in ('sending', 'retrying')
                                                 or (h.status = 'scheduled'
                                                     and (h.next_attempt_at, h.id) < (d.next_attempt_at, d.id)))))))
          order by d.next_attempt_at
