@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { PagedPerson } from '../../src/db/notification-rules.js';
 import type { AlertEvent } from '../../src/delivery/alert-kinds.js';
+import type { Delivery } from '../../src/delivery/channel.js';
+import { CHANNELS, channelNamed } from '../../src/delivery/channels/registry.js';
 import { digestOf } from '../../src/delivery/digest.js';
 import { personPage } from '../../src/delivery/page-plan.js';
 
@@ -134,5 +136,73 @@ describe('digestOf: one message for the held warnings', () => {
       'Ticket #8 first response SLA at risk (80 % elapsed): Printer 8 on fire, at 2026-03-29 04:15 (Europe/Berlin, UTC+02:00)',
     ]);
     expect(digest.text).toContain('https://stega.example/tickets/8');
+  });
+});
+
+describe('every person method sends the same digest in its own shape', () => {
+  const digest = digestOf(
+    [7, 8, 9].map((ticket, i) => ({
+      id: i + 1,
+      alert_type: 'warning',
+      ticket_id: ticket,
+      payload: payload(ticket, i + 1),
+      created_at: new Date('2026-03-29T00:30:00Z'),
+    })),
+    {
+      zone: 'UTC',
+      heldUntil: new Date('2026-03-29T05:00:00Z'),
+      publicUrl: 'https://stega.example',
+      now: new Date('2026-03-29T05:00:00Z'),
+    },
+  );
+  const delivery = (channel: string, recipient: string, secret: string | null) =>
+    ({
+      row: {
+        id: 1,
+        alert_type: 'warning',
+        alert_id: 1,
+        ticket_id: 7,
+        channel,
+        recipient,
+        fallback: false,
+        endpoint: null,
+        attempts: 1,
+        give_up_at: null,
+        retry_delays: null,
+        payload: payload(7, 1),
+        secret,
+        claim_token: '00000000-0000-0000-0000-000000000000',
+        probe: false,
+        held_until: new Date('2026-03-29T05:00:00Z'),
+      },
+      alert: warning(7, 1),
+      key: 'warning-1-abc',
+      settings: { publicUrl: 'https://stega.example', timeZone: 'UTC' },
+      digest,
+    }) as unknown as Delivery;
+
+  it('email, SMS, push, Slack DM and voice each carry the count and every ticket', async () => {
+    const subscription = JSON.stringify({
+      endpoint: 'https://push.example/abc',
+      keys: { p256dh: 'p', auth: 'a' },
+    });
+    const built = {
+      email: await CHANNELS.email.build(delivery('email', 'carla@example.test', null)),
+      sms: await channelNamed('sms')?.build(delivery('sms', 'agent:5/sms/1', '+14155550100')),
+      push: await channelNamed('push')?.build(delivery('push', 'agent:5/push/2', subscription)),
+      slack_dm: await channelNamed('slack_dm')?.build(
+        delivery('slack_dm', 'agent:5/slack_dm/3', 'U123'),
+      ),
+      voice: await channelNamed('voice')?.build(delivery('voice', 'agent:5/voice/4', '+1415')),
+    };
+    expect(built.email.subject).toBe('[Stega] 3 warnings held during your quiet hours');
+    for (const [method, message] of Object.entries(built)) {
+      const text = JSON.stringify(message);
+      expect(text, method).toContain('3 warnings held during your quiet hours');
+      for (const ticket of [7, 8, 9]) expect(text, method).toMatch(new RegExp(`#${ticket}\\b`));
+    }
+    // a digest of warnings offers nothing to acknowledge
+    expect(JSON.stringify(built.voice)).not.toContain('Gather');
+    expect(JSON.stringify(built.sms)).not.toContain('ACK');
   });
 });
