@@ -508,6 +508,7 @@ function stateWords(item: LogEntry): string {
     const until = new Date(item.held_until).toLocaleTimeString([], {
       hour: '2-digit',
       minute: '2-digit',
+      hourCycle: 'h23',
     });
     return `held until ${until}`;
   }
