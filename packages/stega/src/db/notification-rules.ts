@@ -59,6 +59,8 @@ export interface PagedPerson {
   zone: string | null;
   /** The steps that apply: their own for the urgency, else their first team's (by id) default, else null. */
   steps: { method: RuleStep['method']; delaySeconds: number }[] | null;
+  /** Quiet hours for low urgency (`HH:MM` on their wall clock), null: none. */
+  quiet: { start: string; end: string } | null;
   /** Verified contact methods (none marked invalid). */
   contacts: { id: number; method: string; address: string; pushKeys: unknown }[];
 }
@@ -75,6 +77,9 @@ export async function pagedPeopleLoad(
   if (agentIds.length === 0) return new Map();
   const { rows } = await db.query(
     `select a.id, a.email, a.time_zone,
+            case when a.quiet_hours_start <> a.quiet_hours_end
+                 then to_char(a.quiet_hours_start, 'HH24:MI') end as quiet_start,
+            to_char(a.quiet_hours_end, 'HH24:MI') as quiet_end,
             coalesce(
               (select jsonb_agg(jsonb_build_object('method', r.method, 'delay', r.delay_seconds) order by r.position)
                  from stega.notification_rules r where r.agent_id = a.id and r.urgency = $2),
@@ -103,6 +108,10 @@ export async function pagedPeopleLoad(
       email: String(row.email),
       zone: (row.time_zone as string | null) ?? null,
       steps: steps ? steps.map((s) => ({ method: s.method, delaySeconds: Number(s.delay) })) : null,
+      quiet:
+        row.quiet_start && row.quiet_end
+          ? { start: String(row.quiet_start), end: String(row.quiet_end) }
+          : null,
       contacts: (
         row.contacts as { id: number; method: string; address: string; push_keys: unknown }[]
       ).map((c) => ({

@@ -70,6 +70,10 @@ export interface NotificationLogEntry {
   status: string;
   /** When it was (or is) to be sent. */
   scheduled_at: Date | null;
+  /** Held for the person's quiet hours until then (the digest goes at their end); null: not held. */
+  held_until: Date | null;
+  /** Sent in the digest of that delivery (another held row's send carried it); null: its own. */
+  digest_of: number | null;
   delivered_at: Date | null;
   last_error: string | null;
   /** The provider's reports, oldest first. */
@@ -85,7 +89,7 @@ export async function notificationLogList(
 ): Promise<NotificationLogEntry[]> {
   const { rows } = await db.query(
     `select d.id, d.alert_type, d.alert_id, d.ticket_id, d.channel, d.page_step, d.status,
-            d.next_attempt_at, d.delivered_at, d.last_error, d.created_at,
+            d.next_attempt_at, d.held_until, d.digest_of, d.delivered_at, d.last_error, d.created_at,
             (select coalesce(jsonb_agg(jsonb_build_object('status', r.status,
                                  'reported_at', r.reported_at) order by r.reported_at, r.id), '[]')
                from stega.delivery_receipts r where r.delivery_id = d.id) as receipts
@@ -104,6 +108,8 @@ export async function notificationLogList(
     step: Number(row.page_step),
     status: String(row.status),
     scheduled_at: (row.next_attempt_at as Date | null) ?? null,
+    held_until: (row.held_until as Date | null) ?? null,
+    digest_of: row.digest_of == null ? null : Number(row.digest_of),
     delivered_at: (row.delivered_at as Date | null) ?? null,
     last_error: (row.last_error as string | null) ?? null,
     receipts: row.receipts as { status: string; reported_at: string }[],

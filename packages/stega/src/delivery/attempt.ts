@@ -1,4 +1,3 @@
-import type { Queryable } from '@stega/pgque';
 import { agentZonesByEmail } from '../db/agents.js';
 import { mailAttachmentBytes, mailAttachmentStoredIds } from '../db/mail-attachments.js';
 import {
@@ -22,14 +21,17 @@ import { type AlertEvent, type AlertType, kindOf } from './alert-kinds.js';
 import type { ChannelSettings, Delivery, DeliveryChannel } from './channel.js';
 import { channelNamed } from './channels/registry.js';
 import { Coalescer } from './coalescer.js';
+import { digestOf } from './digest.js';
 import type { ClaimHeartbeat } from './heartbeat.js';
-import { type ClaimedDelivery, isMailSubject } from './ledger/rows.js';
+import { digestGather } from './ledger/digest-gather.js';
+import type { OutcomeEntry } from './ledger/outcomes.js';
+import { type ClaimedDelivery, isMailSubject, type LedgerDb } from './ledger/rows.js';
 import type { OutcomeWriter } from './outcome-writer.js';
 import { deliveryKey } from './plan.js';
 import { settle } from './settle.js';
 
 export interface AttemptOptions {
-  db: Queryable;
+  db: LedgerDb;
   settings: ChannelSettings;
   writer: OutcomeWriter;
   /** Renews the claims of the deliveries being sent. */
@@ -90,8 +92,23 @@ export class Attempts {
     }
     const alert = { type: row.alert_type, payload: row.payload } as AlertEvent;
     let outcome: Outcome;
+    let followers: number[] = [];
     try {
-      outcome = await this.call(channel, this.delivery(row, alert, channel));
+      const delivery = this.delivery(row, alert, channel);
+      if (row.held_until) {
+        // held for the person's quiet hours: one message for all their held rows of this
+        // method and address (gathered and committed before the call)
+        const gathered = await digestGather(this.options.db, row);
+        if (!gathered) return; // the claim was taken over meanwhile
+        followers = gathered.followers;
+        delivery.digest = digestOf(gathered.rows, {
+          zone: gathered.zone ?? this.options.settings.timeZone,
+          heldUntil: gathered.heldUntil,
+          publicUrl: this.options.settings.publicUrl,
+          now: new Date(),
+        });
+      }
+      outcome = await this.call(channel, delivery);
     } catch (error) {
       // a database read before the call failed (a zone, a trigger's state): nothing was sent
       this.options.logger?.error(
@@ -100,7 +117,7 @@ export class Attempts {
       );
       return;
     }
-    await this.record(row, alert, channel, outcome);
+    await this.record(row, alert, channel, outcome, followers);
   }
 
   private async call(channel: DeliveryChannel, delivery: Delivery): Promise<Outcome> {
@@ -119,6 +136,7 @@ export class Attempts {
     alert: AlertEvent,
     channel: DeliveryChannel,
     outcome: Outcome,
+    followers: number[] = [],
   ): Promise<void> {
     const { entry, endpoint, failure } = settle(row, outcome, {
       timeScale: this.options.timeScale,
@@ -146,7 +164,14 @@ export class Attempts {
       );
     }
     try {
-      await this.options.writer.write(entry, endpoint);
+      // the rows a digest carried get its outcome, on the same claim
+      const carried = followers.map(
+        (id): OutcomeEntry => ({ ...entry, id, claim_token: row.claim_token, follows: true }),
+      );
+      await Promise.all([
+        this.options.writer.write(entry, endpoint),
+        ...carried.map((e) => this.options.writer.write(e, null)),
+      ]);
     } catch (error) {
       this.options.logger?.error(
         { err: error, deliveryId: row.id },

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { AlertChannels } from '../domain/alert-channels.js';
 import type { CallOutcome, Outcome } from '../domain/delivery-outcome.js';
 import type { AlertEvent } from './alert-kinds.js';
+import type { Digest } from './digest.js';
 import type { ClaimedDelivery } from './ledger/rows.js';
 import type { SlackAppSettings } from './transport/slack-api.js';
 import type { EmailSender } from './transport/smtp.js';
@@ -87,6 +88,11 @@ export interface Delivery {
   storedAttachments(ids: number[]): Promise<Set<number>>;
   /** One attachment's bytes, read when the message being sent reaches it (null: gone). */
   attachmentBytes(id: number): Promise<Buffer | null>;
+  /**
+   * A row held for its person's quiet hours: the digest its send is (every held alert of
+   * that method and address, this one among them); absent for every other row.
+   */
+  digest?: Digest | undefined;
 }
 
 export interface DeliveryChannel<Target = unknown, Message = unknown> {
@@ -117,7 +123,10 @@ export interface DeliveryChannel<Target = unknown, Message = unknown> {
    * waiting for its trigger, or moot without one; a target that can never be sent).
    */
   ready?(delivery: Delivery): Promise<Exclude<Outcome, { type: 'delivered' }> | null>;
-  /** The message of one delivery, built from the alert's facts. */
+  /**
+   * The message of one delivery, built from the alert's facts; for a held row
+   * (`delivery.digest`), from the digest's: its subject, its text and one item per alert.
+   */
   build(delivery: Delivery): Promise<Message>;
   /** Sends the message; a failed call is an outcome, never an exception. */
   send(message: Message, signal: AbortSignal, delivery: Delivery): Promise<CallOutcome>;

@@ -1,5 +1,6 @@
 import type { PagedPerson } from '../db/notification-rules.js';
 import type { RuleStep, Urgency } from '../domain/notification-rules.js';
+import { holdUntil } from '../domain/quiet-hours.js';
 import { type AlertEvent, kindOf } from './alert-kinds.js';
 import type { ChannelSettings, DeliveryChannel } from './channel.js';
 import { pushRecipient } from './channels/push.js';
@@ -17,6 +18,12 @@ import type { PlannedDelivery } from './ledger/rows.js';
  * a step that fails for good pulls the next one forward (stega.page_step_advance), and the
  * first acknowledgement cancels every step still scheduled. Each step is retried for
  * PAGE_STEP_RETRY_SECONDS at most.
+ *
+ * Quiet hours: a low-urgency step (a warning) whose instant (the paged instant plus its
+ * delay, unscaled) falls in the person's quiet hours, on their wall clock, is held: recorded
+ * `scheduled` for the end of the quiet hours (`held_until`, the real instant; the wait is
+ * scaled like every delay), to go with the person's other held rows of that method and
+ * address as one digest (ledger/digest-gather.ts). High urgency is never held.
  */
 
 /**
@@ -60,6 +67,8 @@ export function personPage(
     channels: Pick<ChannelSettings, 'emailEndpoint' | 'pagerDutyUrl'>;
     timeScale: number;
   },
+  /** The person's zone (their own, else their team's, else the instance's), and the paged instant. */
+  at: { zone: string; now: number } = { zone: 'UTC', now: Date.now() },
 ): PersonPage {
   const planned: PlannedDelivery[] = [];
   let inApp = false;
@@ -93,7 +102,12 @@ export function personPage(
         }
       }
     }
-    const waitSeconds = step.delay_minutes * 60 * settings.timeScale;
+    const stepAt = at.now + step.delay_minutes * 60_000;
+    const held = holdUntil(kindOf(alert).urgency, at.zone, person.quiet, stepAt);
+    const waitSeconds =
+      held === null
+        ? step.delay_minutes * 60 * settings.timeScale
+        : ((held - at.now) / 1000) * settings.timeScale;
     for (const address of addresses) {
       planned.push({
         ...base,
@@ -101,7 +115,7 @@ export function personPage(
         recipient: address.recipient,
         fallback: false,
         endpoint: channel.endpoint(address.recipient, settings.channels),
-        status: waitSeconds > 0 ? 'scheduled' : 'sending',
+        status: waitSeconds > 0 || held !== null ? 'scheduled' : 'sending',
         wait_seconds: waitSeconds,
         secret: address.secret,
         give_up_seconds: Math.min(
@@ -110,6 +124,7 @@ export function personPage(
         ),
         page_agent_id: agentId,
         page_step: index,
+        ...(held === null ? {} : { held_until: new Date(held).toISOString() }),
       });
     }
   }

@@ -19,6 +19,8 @@ export interface PlanSettings {
   channels: Pick<ChannelSettings, 'emailEndpoint' | 'pagerDutyUrl' | 'timeZone'>;
   /** Multiplies retry delays, the give-up horizon and fallback deadlines. */
   timeScale: number;
+  /** The paged instant, epoch ms (default: now); quiet hours are judged from it. */
+  now?: number;
 }
 
 /** The set's deliveries are sent now (`fallback` null) or scheduled for the fallback's deadline. */
@@ -64,7 +66,10 @@ export function alertPlan(
     const subject = alertSubject(alert);
     for (const { recipient, agentId } of inAppRecipientsOf(targets)) {
       if (agentId !== null) {
-        const page = personPage(alert, agentId, paged.get(agentId), base, settings);
+        const page = personPage(alert, agentId, paged.get(agentId), base, settings, {
+          zone: zones.get(agentId) ?? settings.channels.timeZone,
+          now: settings.now ?? Date.now(),
+        });
         planned.push(...page.planned);
         if (!page.inApp) continue;
       }

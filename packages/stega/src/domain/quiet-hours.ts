@@ -34,3 +34,19 @@ export function quietHoursEndOf(zone: string, window: QuietWindow, instant: numb
   }
   return null;
 }
+
+/**
+ * Whether a person's step due at `instant` is held, and until when (epoch ms): only low
+ * urgency (warnings) is held, and only when `instant` falls in their quiet hours; then it
+ * waits for their end (quietHoursEndOf). High urgency (breaches, escalation levels) and a
+ * person without quiet hours: null, sent as the step says.
+ */
+export function holdUntil(
+  urgency: 'high' | 'low',
+  zone: string,
+  window: QuietWindow | null,
+  instant: number,
+): number | null {
+  if (urgency !== 'low' || !window) return null;
+  return quietHoursEndOf(zone, window, instant);
+}

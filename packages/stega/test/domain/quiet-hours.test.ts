@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { quietHoursEndOf } from '../../src/domain/quiet-hours.js';
+import { holdUntil, quietHoursEndOf } from '../../src/domain/quiet-hours.js';
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -60,5 +60,39 @@ describe('quietHoursEndOf', () => {
     expect(iso(quietHoursEndOf('America/New_York', night, at('2026-11-01T03:00:00Z')))).toBe(
       '2026-11-01T12:00:00.000Z',
     );
+  });
+});
+
+describe('holdUntil: whether a step is held for the quiet hours', () => {
+  const night = { start: '22:00', end: '07:00' };
+
+  it('holds a warning due inside the quiet hours until their end, across the spring change', () => {
+    // 01:30 CET on 29 March 2026 in Berlin; 07:00 that morning is already CEST: 05:00Z
+    expect(iso(holdUntil('low', 'Europe/Berlin', night, at('2026-03-29T00:30:00Z')))).toBe(
+      '2026-03-29T05:00:00.000Z',
+    );
+    // the same wall-clock night a week earlier ends at 06:00Z (CET)
+    expect(iso(holdUntil('low', 'Europe/Berlin', night, at('2026-03-22T00:30:00Z')))).toBe(
+      '2026-03-22T06:00:00.000Z',
+    );
+  });
+
+  it('holds until the first 02:30 in the repeated hour of the autumn change', () => {
+    const short = { start: '23:00', end: '02:30' };
+    // 02:10 CEST (00:10Z) is before the first 02:30 (00:30Z): held 20 minutes
+    expect(iso(holdUntil('low', 'Europe/Berlin', short, at('2026-10-25T00:10:00Z')))).toBe(
+      '2026-10-25T00:30:00.000Z',
+    );
+    // 02:10 CET, the second time the clock reads it (01:10Z): the quiet hours ended at the
+    // first 02:30, so it is not held
+    expect(holdUntil('low', 'Europe/Berlin', short, at('2026-10-25T01:10:00Z'))).toBeNull();
+  });
+
+  it('never holds high urgency, nor anyone without quiet hours, nor a step outside them', () => {
+    expect(holdUntil('high', 'Europe/Berlin', night, at('2026-03-29T00:30:00Z'))).toBeNull();
+    expect(holdUntil('low', 'Europe/Berlin', null, at('2026-03-29T00:30:00Z'))).toBeNull();
+    expect(holdUntil('low', 'Europe/Berlin', night, at('2026-03-29T12:00:00Z'))).toBeNull();
+    // the end instant itself is outside: sent as it comes
+    expect(holdUntil('low', 'Europe/Berlin', night, at('2026-03-29T05:00:00Z'))).toBeNull();
   });
 });

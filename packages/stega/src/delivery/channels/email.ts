@@ -27,8 +27,17 @@ export const emailChannel: DeliveryChannel<string, EmailMessage> = {
   mask: (address) => address.replace(/^(.)[^@]*@/, '$1…@'),
   endpoint: (_to, settings) => settings.emailEndpoint,
   timeoutMs: (settings) => timeoutMs(settings.webhookTimeoutMs),
-  async build(delivery) {
-    const { row, alert, settings } = delivery;
+  async build(delivery): Promise<EmailMessage> {
+    const { row, alert, settings, digest } = delivery;
+    if (digest) {
+      return {
+        to: row.recipient,
+        subject: `[Stega] ${digest.subject}`,
+        text: `${digest.text}\n`,
+        messageId: `<digest-${delivery.key}@stega>`,
+        headers: { 'X-Stega-Digest': String(digest.items.length) },
+      };
+    }
     const zone = await delivery.zoneOf(row.recipient);
     const ack = await delivery.acknowledgeUrl(row.recipient, { throughChain: false });
     const ackLine = ack ? `\nAcknowledge (stops the escalation): ${ack}\n` : '';

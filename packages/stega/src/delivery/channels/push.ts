@@ -62,7 +62,29 @@ export const pushChannel: DeliveryChannel<
       failure: { kind: 'permanent', text: 'the push subscription on the row is unreadable' },
     };
   },
-  async build({ row, alert, key, settings }) {
+  async build({ row, alert, key, settings, digest }) {
+    if (digest) {
+      const body = digest.items.map((item) => item.title).join('\n');
+      return {
+        subscription: subscriptionOf(row.secret),
+        message: {
+          key,
+          urgency: 'normal',
+          ttlSeconds: PUSH_TTL_SECONDS.low,
+          payload: {
+            type: 'page',
+            title: digest.subject,
+            body: body.length > 400 ? `${body.slice(0, 399)}…` : body,
+            tag: `digest-${key}`,
+            ticket_id: row.ticket_id,
+            url: `${settings.publicUrl}/tickets`,
+            urgency: 'low',
+            actions: [PUSH_ACTIONS.open],
+            ack_token: null,
+          },
+        },
+      };
+    }
     const p = alert.payload;
     const kind = kindOf(alert);
     const agentId = Number(RECIPIENT.exec(row.recipient)?.[1]);

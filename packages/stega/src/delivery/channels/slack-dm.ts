@@ -3,7 +3,7 @@ import { alertFacts } from '../alert-facts.js';
 import { kindOf } from '../alert-kinds.js';
 import type { DeliveryChannel } from '../channel.js';
 import { SLACK_API_ENDPOINT, slackPostMessage } from '../transport/slack-api.js';
-import { slackMessage } from './slack.js';
+import { slackEscape, slackMessage } from './slack.js';
 
 /** The action of the interactive Acknowledge button (http/routes/slack.ts answers it). */
 export const SLACK_ACKNOWLEDGE_ACTION = 'acknowledge_page';
@@ -25,7 +25,19 @@ export const slackDmChannel: DeliveryChannel<string, SlackDm> = {
   mask: (recipient) => recipient,
   endpoint: () => SLACK_API_ENDPOINT,
   timeoutMs: (settings) => settings.webhookTimeoutMs,
-  async build({ row, alert, settings }) {
+  async build({ row, alert, settings, digest }) {
+    if (digest) {
+      const lines = digest.items.map((item) => `• <${item.ticketUrl}|${slackEscape(item.line)}>`);
+      const text = `${digest.subject} (until ${digest.heldUntil})`;
+      return {
+        channel: row.secret ?? '',
+        text,
+        blocks: [
+          { type: 'header', text: { type: 'plain_text', text: digest.subject } },
+          { type: 'section', text: { type: 'mrkdwn', text: lines.join('\n') } },
+        ],
+      };
+    }
     const facts = alertFacts(alert, { publicUrl: settings.publicUrl, now: new Date() });
     const message = slackMessage(facts);
     const ackable = kindOf(alert).acknowledgeable !== 'never';

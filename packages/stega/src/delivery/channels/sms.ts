@@ -18,7 +18,16 @@ export const smsChannel: DeliveryChannel<string, { to: string; body: string; cal
   name: 'sms',
   ...twilioStep,
   async build(delivery) {
-    const { row, alert, settings } = delivery;
+    const { row, alert, settings, digest } = delivery;
+    if (digest) {
+      const tickets = digest.items.map((item) => `#${item.ticketId}`).join(', ');
+      const text = `[Stega] ${digest.subject}: tickets ${tickets}. ${settings.publicUrl}/tickets`;
+      return {
+        to: row.secret ?? '',
+        body: text.length > BODY_MAX ? `${text.slice(0, BODY_MAX - 1)}…` : text,
+        callback: twilioStatusCallback(delivery),
+      };
+    }
     const ackable = kindOf(alert).acknowledgeable === 'always' || alert.type === 'breach';
     const ack = ackable ? ` Reply ACK ${row.id} to acknowledge.` : '';
     const text = `${alertSubject(alert)} ${settings.publicUrl}/tickets/${row.ticket_id}${ack}`;

@@ -8,10 +8,16 @@ import { twilioStatusCallback, twilioStep, twilioStepSend } from './twilio-step.
  * call's TwiML reads the alert and gathers one key; "press 1" posts to
  * `/api/twilio/voice?delivery=<id>`, which acknowledges (checked to come from Twilio and to
  * be that call). Call progress (queued, ringing, in-progress, completed, failed, busy,
- * no-answer) comes back to `/api/twilio/status` as receipts. Only planned by rules.
+ * no-answer) comes back to `/api/twilio/status` as receipts. Only planned by rules. A
+ * quiet hours' digest is read without the key press: warnings are not acknowledged.
  */
-export function callTwiml(text: string, gatherUrl: string): string {
+export function callTwiml(text: string, gatherUrl: string | null): string {
   const response = new twilio.twiml.VoiceResponse();
+  if (gatherUrl === null) {
+    // nothing to acknowledge (a digest of warnings): the call only reads it
+    response.say(text);
+    return response.toString();
+  }
   const gather = response.gather({ numDigits: 1, action: gatherUrl, method: 'POST', timeout: 10 });
   gather.say(`${text}. Press 1 to acknowledge.`);
   response.say('Nothing was pressed. Goodbye.');
@@ -25,12 +31,15 @@ export const voiceChannel: DeliveryChannel<
   name: 'voice',
   ...twilioStep,
   async build(delivery) {
-    const { row, alert, settings } = delivery;
+    const { row, alert, settings, digest } = delivery;
+    const said = digest
+      ? `Stega. ${digest.subject}. ${digest.items.map((item) => item.title).join('. ')}`
+      : `Stega alert. ${alertSubject(alert)}`;
     return {
       to: row.secret ?? '',
       twiml: callTwiml(
-        `Stega alert. ${alertSubject(alert)}`,
-        `${settings.publicUrl}/api/twilio/voice?delivery=${row.id}`,
+        said,
+        digest ? null : `${settings.publicUrl}/api/twilio/voice?delivery=${row.id}`,
       ),
       callback: twilioStatusCallback(delivery),
     };

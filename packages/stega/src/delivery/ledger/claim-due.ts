@@ -4,8 +4,12 @@ import { type Claim, type ClaimedDelivery, claimedOf, type LedgerDb } from './ro
  * Claims up to `limit` due deliveries, oldest first: retries due, claims whose lease lapsed
  * or whose claimant's session ended (a worker killed, frozen or cut off), and fallbacks at
  * their deadline while a primary of their alert is still undelivered and nobody has the
- * alert (fallbackCancelMoot cancels those, saying why); none behind an open circuit (its
- * probe goes first, deliveryClaimProbes). One autocommit statement; locked rows are skipped.
+ * alert (fallbackCancelMoot cancels those, saying why), and of a person's rows held for their
+ * quiet hours only the first due of each method and address, its send a digest carrying the
+ * others (digest-gather.ts); none behind an open circuit (its
+ * probe goes first, deliveryClaimProbes). A row gathered into another's digest (digest_of)
+ * has no next attempt of its own: it follows that row. One autocommit statement; locked
+ * rows are skipped.
  */
 export async function deliveryClaimDue(
   db: LedgerDb,
@@ -53,13 +57,25 @@ export async function deliveryClaimDue(
                     and not exists (select 1 from stega.sla_outcomes o
                                      where o.ticket_id = d.ticket_id and o.kind = d.payload ->> 'kind'
                                        and (d.payload ->> 'detected_at')::timestamptz
-                                           between o.started_at and o.stopped_at)))
+                                           between o.started_at and o.stopped_at)
+                    -- a held row goes as its person's digest (digest-gather.ts): only the first
+                    -- due of its method and address is claimed, and none while a digest of them
+                    -- is being sent or waits for its retry (that retry gathers it)
+                    and (d.held_until is null
+                         or not exists (select 1 from stega.alert_deliveries h
+                                         where h.held_until is not null
+                                           and h.page_agent_id = d.page_agent_id
+                                           and h.channel = d.channel and h.recipient = d.recipient
+                                           and h.id <> d.id
+                                           and (h.status in ('sending', 'retrying')
+                                                or (h.status = 'scheduled'
+                                                    and (h.next_attempt_at, h.id) < (d.next_attempt_at, d.id)))))))
          order by d.next_attempt_at
          limit $3
          for update of d skip locked)
       returning d.id, d.alert_type, d.alert_id, d.ticket_id, d.channel, d.recipient, d.fallback,
                 d.endpoint, d.attempts, d.give_up_at, d.retry_delays, d.payload, d.secret,
-                d.claim_token`,
+                d.claim_token, d.held_until`,
     values: [
       claim.token,
       claim.leaseSeconds,

@@ -37,7 +37,7 @@ export async function deliveryClaimProbes(
             for update of d skip locked) x)
       returning d.id, d.alert_type, d.alert_id, d.ticket_id, d.channel, d.recipient, d.fallback,
                 d.endpoint, d.attempts, d.give_up_at, d.retry_delays, d.payload, d.secret,
-                d.claim_token`,
+                d.claim_token, d.held_until`,
     values: [
       claim.token,
       claim.leaseSeconds,

@@ -5,7 +5,8 @@ import type { LedgerDb } from './rows.js';
  * Its ticket is resolved or closed, its breach's escalation was acknowledged, or its SLA
  * cycle's clock stopped (met, or a late reply). stega.fallbacks_cancel (migration 000090)
  * cancels such rows when that is recorded; this catches a row recorded after that (its alert
- * delivered late). Returns how many. One autocommit statement; locked rows are skipped.
+ * delivered late). A person's step held for their quiet hours that became moot is cancelled
+ * the same way, so its digest leaves it out. Returns how many. One autocommit statement; locked rows are skipped.
  */
 export async function fallbackCancelMoot(db: LedgerDb): Promise<number> {
   const { rowCount } = await db.query({
@@ -33,7 +34,9 @@ export async function fallbackCancelMoot(db: LedgerDb): Promise<number> {
      )
      update stega.alert_deliveries f
         set status = 'cancelled', next_attempt_at = null, updated_at = now(),
-            last_error = 'cancelled: ' || moot.reason || ' before the fallback deadline'
+            last_error = 'cancelled: ' || moot.reason
+                         || case when f.held_until is not null then ' before the end of the quiet hours'
+                                 else ' before the fallback deadline' end
        from moot where f.id = moot.id`,
     values: [],
   });

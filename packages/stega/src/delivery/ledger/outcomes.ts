@@ -18,6 +18,11 @@ export interface OutcomeEntry {
    * (the next try would pass the retry horizon). The ticket's activity says which.
    */
   final_reason?: FinalReason | null;
+  /**
+   * A row carried by another's digest (digest_of): it gets that send's outcome, but waits
+   * for no attempt of its own (`retrying` without a next attempt: it goes with that row).
+   */
+  follows?: boolean;
 }
 
 /** Why a delivery failed for good: refused as it is, or out of retries. */
@@ -54,7 +59,7 @@ export async function deliveryOutcomesRecord(
        update stega.alert_deliveries d
           set status = o.status,
               last_error = o.last_error, last_outcome = o.last_outcome,
-              next_attempt_at = case when o.status = 'retrying'
+              next_attempt_at = case when o.status = 'retrying' and not coalesce(o.follows, false)
                                      then now() + make_interval(secs => o.wait_seconds) end,
               first_failed_at = case when o.status = 'delivered' then d.first_failed_at
                                      else coalesce(d.first_failed_at, now()) end,
@@ -63,7 +68,7 @@ export async function deliveryOutcomesRecord(
               claim_token = null, claim_pid = null, claim_backend_start = null, updated_at = now()
          from jsonb_to_recordset($1::jsonb) as o (
                 id bigint, claim_token uuid, status text, wait_seconds double precision,
-                last_error text, last_outcome jsonb, final_reason text)
+                last_error text, last_outcome jsonb, final_reason text, follows boolean)
         where d.id = o.id and d.claim_token = o.claim_token and d.status = 'sending'
        returning d.id, d.ticket_id, d.alert_type, d.alert_id, d.channel, d.recipient, d.fallback,
                  d.attempts, d.status, d.last_outcome, o.final_reason

@@ -60,7 +60,7 @@ export async function deliveryReclaim(
       where d.id = due.id
       returning d.id, d.alert_type, d.alert_id, d.ticket_id, d.channel, d.recipient, d.fallback,
                 d.endpoint, d.attempts, d.give_up_at, d.retry_delays, d.payload, d.secret,
-                d.claim_token`,
+                d.claim_token, d.held_until`,
     values: [
       JSON.stringify(sending),
       claim.token,

@@ -40,7 +40,8 @@ export async function deliveryRecord(
                 alert_type text, alert_id bigint, ticket_id bigint, channel text, recipient text,
                 fallback boolean, endpoint text, status text, wait_seconds double precision,
                 give_up_seconds double precision, retry_delays double precision[], payload jsonb,
-                secret text, batch_id bigint, event_id bigint, page_agent_id bigint, page_step integer)
+                secret text, batch_id bigint, event_id bigint, page_agent_id bigint, page_step integer,
+                held_until timestamptz)
          left join stega.delivery_endpoints e on e.endpoint = r.endpoint and e.state = 'open'
      ),
      ins as (
@@ -48,7 +49,7 @@ export async function deliveryRecord(
               (alert_type, alert_id, ticket_id, channel, recipient, fallback, endpoint, status,
                attempts, next_attempt_at, give_up_at, retry_delays, claim_token, last_attempt_at,
                payload, secret, delivered_at, delivered_by, batch_id, event_id, last_error,
-               first_failed_at, claim_pid, claim_backend_start, page_agent_id, page_step)
+               first_failed_at, claim_pid, claim_backend_start, page_agent_id, page_step, held_until)
        select p.alert_type, p.alert_id, p.ticket_id, p.channel, p.recipient, p.fallback, p.endpoint,
               case when p.status = 'sending' and p.probe_at is not null then 'retrying' else p.status end,
               case when p.status = 'delivered' or (p.status = 'sending' and p.probe_at is null) then 1 else 0 end,
@@ -71,7 +72,7 @@ export async function deliveryRecord(
               case when p.status = 'sending' and p.probe_at is not null then now() end,
               case when p.status = 'sending' and p.probe_at is null then $6::int end,
               case when p.status = 'sending' and p.probe_at is null then $7::timestamptz end,
-              p.page_agent_id, p.page_step
+              p.page_agent_id, p.page_step, p.held_until
          from planned p
        on conflict (alert_type, alert_id, channel, recipient, fallback) do nothing
        returning d.id, d.alert_type, d.alert_id, d.ticket_id, d.channel, d.recipient, d.fallback,

@@ -78,6 +78,8 @@ export interface PlannedDelivery {
   /** A paged person's rule step: the person (agent id) and the step's index in their rules. */
   page_agent_id?: number | undefined;
   page_step?: number | undefined;
+  /** A low-urgency step held for the person's quiet hours: their end (ISO). */
+  held_until?: string | undefined;
 }
 
 /** The in-app alert recorded together with its ledger row (once per alert and agent). */
@@ -110,6 +112,8 @@ export interface ClaimedDelivery {
   claim_token: string;
   /** The circuit was open: this call is its probe. */
   probe: boolean;
+  /** Held for the person's quiet hours until then: its send is a digest (digest-gather.ts). */
+  held_until?: Date | null;
 }
 
 /** The identity of a ledger row: (alert, channel, recipient, fallback). */
@@ -139,6 +143,7 @@ export function claimedOf(row: Record<string, unknown>, probe = false): ClaimedD
     secret: (row.secret as string | null) ?? null,
     claim_token: String(row.claim_token),
     probe,
+    held_until: (row.held_until as Date | null | undefined) ?? null,
   };
 }
 

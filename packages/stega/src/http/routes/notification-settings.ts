@@ -74,6 +74,16 @@ const logOut = z.object({
   step: z.number(),
   status: z.string(),
   scheduled_at: z.date().nullable(),
+  held_until: z
+    .date()
+    .nullable()
+    .describe(
+      "a warning held for the person's quiet hours: their end, when it goes in one digest with the others held; null: not held",
+    ),
+  digest_of: z
+    .number()
+    .nullable()
+    .describe('sent in the digest of that delivery (its message listed this one); null: its own'),
   delivered_at: z.date().nullable(),
   last_error: z.string().nullable(),
   receipts: z.array(z.object({ status: z.string(), reported_at: z.string() })),
@@ -245,7 +255,7 @@ export function notificationSettingsRoutes(
         schema: {
           tags: ['on-call'],
           summary:
-            "Set an agent's quiet hours for low urgency (HH:MM to HH:MM in their zone, across midnight when end is earlier; both null or equal: none). Stored and shown; holding warnings in them is not built yet (docs/on-call.md)",
+            "Set an agent's quiet hours for low urgency (HH:MM to HH:MM in their zone, across midnight when end is earlier; both null or equal: none). Warnings whose step falls in them are held and sent at their end as one digest per method and address; breaches and escalation levels never wait (docs/on-call.md)",
           params: idParams,
           body: quietHoursSchema,
           response: { 200: quietHoursOut, ...errors },

@@ -31,6 +31,8 @@ interface LogEntry {
   method: string;
   status: string;
   scheduled_at: string | null;
+  held_until: string | null;
+  digest_of: number | null;
   delivered_at: string | null;
   receipts: { status: string; reported_at: string }[];
   created_at: string;
@@ -464,8 +466,8 @@ function QuietHoursEditor({ agentId }: { agentId: number }) {
       <h2 id="quiet-heading">Quiet hours</h2>
       <p className="muted">
         Quiet hours for warnings (low urgency){zone ? `, times in ${zone}` : ''}. Breaches and
-        escalations are never held. Leave both empty for none. Holding warnings in these hours is
-        not built yet: for now they are only kept here.
+        escalations are never held. Leave both empty for none. A warning that comes in these hours
+        waits, and at their end the ones held come together in one message per method.
       </p>
       {saved ? (
         <p className="notice ok" role="status">
@@ -503,6 +505,21 @@ function QuietHoursEditor({ agentId }: { agentId: number }) {
   );
 }
 
+/** A log line's state: `held until 07:00` for a warning waiting for the quiet hours' end. */
+function stateWords(item: LogEntry): string {
+  if (item.held_until && item.status === 'scheduled') {
+    const until = new Date(item.held_until).toLocaleTimeString([], {
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
+    return `held until ${until}`;
+  }
+  // a held row is sent in its quiet hours' digest (its own send, or another's)
+  if (item.held_until && item.status !== 'cancelled') return `${item.status} (in a digest)`;
+  return item.status;
+}
+
 function NotificationLog({ agentId }: { agentId: number }) {
   const [items, setItems] = useState<LogEntry[]>([]);
   useEffect(() => {
@@ -533,7 +550,7 @@ function NotificationLog({ agentId }: { agentId: number }) {
                   <a href={`/tickets/${item.ticket_id}`}>#{item.ticket_id}</a>
                 </td>
                 <td>{METHOD_WORDS[item.method] ?? item.method}</td>
-                <td>{item.status}</td>
+                <td>{stateWords(item)}</td>
                 <td>{item.delivered_at ? new Date(item.delivered_at).toLocaleString() : '—'}</td>
                 <td>{item.receipts.map((r) => r.status).join(' → ') || '—'}</td>
               </tr>
