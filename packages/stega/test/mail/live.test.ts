@@ -1,3 +1,4 @@
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../../../test-support/eventually.js';
@@ -5,30 +6,36 @@ import { intakeScene, rawMail } from './intake-scene.js';
 
 /** One agent's GET /api/live over real HTTP: the events so far, in order. */
 async function liveStream(base: string, token: string) {
-  const controller = new AbortController();
-  const response = await fetch(`${base}/api/live`, {
-    headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
-    signal: controller.signal,
-  });
   const events: { event: string; data: unknown }[] = [];
   let buffer = '';
-  const reading = (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of response.body!) {
-      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const field = (name: string) =>
-          block
-            .split('\n')
-            .find((line) => line.startsWith(`${name}: `))
-            ?.slice(name.length + 2);
-        const event = field('event');
-        if (event) events.push({ event, data: JSON.parse(field('data') ?? 'null') });
-      }
+  const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
+    http
+      .get(
+        `${base}/api/live`,
+        {
+          headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+          agent: false,
+        },
+        resolve,
+      )
+      .on('error', reject);
+  });
+  response.setEncoding('utf8');
+  response.on('data', (chunk: string) => {
+    buffer += chunk;
+    for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const field = (name: string) =>
+        block
+          .split('\n')
+          .find((line) => line.startsWith(`${name}: `))
+          ?.slice(name.length + 2);
+      const event = field('event');
+      if (event) events.push({ event, data: JSON.parse(field('data') ?? 'null') });
     }
-  })().catch(() => {});
+  });
+  response.on('error', () => {});
   await eventually(() => events.some((e) => e.event === 'ready') || undefined, 'the stream ready');
   return {
     response,
@@ -38,8 +45,7 @@ async function liveStream(base: string, token: string) {
         .filter((e) => e.event === 'ticket')
         .map((e) => (e.data as { ticket_id: number }).ticket_id),
     close: async () => {
-      controller.abort();
-      await reading;
+      response.destroy();
     },
   };
 }
@@ -77,7 +83,7 @@ describe('live updates of tickets', async () => {
     const anaLive = await liveStream(base, ana);
     const gilLive = await liveStream(base, gil);
     try {
-      expect(anaLive.response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      expect(anaLive.response.headers['content-type']).toMatch(/^text\/event-stream/);
       // a new message: a ticket of team Support
       await s.sendRaw(rawMail({ messageId: 'live-1@customer.test', subject: 'Live one' }));
       const [first] = await s.settled('live-1@customer.test');
@@ -117,6 +123,33 @@ describe('live updates of tickets', async () => {
     } finally {
       await anaLive.close();
       await gilLive.close();
+    }
+  });
+
+  it('listens again when its database connection is lost, and says to resync', async () => {
+    const anaLive = await liveStream(base, ana);
+    try {
+      const { rows } = await s.pool.query(
+        `select pg_terminate_backend(pid) as ended from pg_stat_activity
+          where datname = current_database() and query = 'listen stega_ticket_changed'`,
+      );
+      expect(rows).toHaveLength(1);
+      await eventually(
+        () => anaLive.events.some((e) => e.event === 'resync') || undefined,
+        'Ana told to resync',
+      );
+      const open = await ok('POST', '/api/tickets', {
+        subject: 'After the outage',
+        requester_name: 'Carol',
+        requester_email: 'carol@customer.test',
+        priority: 'normal',
+      });
+      await eventually(
+        () => anaLive.tickets().includes(Number(open.id)) || undefined,
+        'Ana told of a change after it',
+      );
+    } finally {
+      await anaLive.close();
     }
   });
 });

@@ -72,7 +72,11 @@ export function liveRoutes(ctx: ServiceContext, feed: LiveFeed): FastifyPluginAs
             for (const id of ids) write(`event: ticket\ndata: {"ticket_id":${id}}\n\n`);
           },
           resync: () => write('event: resync\ndata: {}\n\n'),
-          end,
+          // the server stops: the connection goes too, or closing would wait for the client
+          end: () => {
+            end();
+            raw.socket?.destroy();
+          },
         });
         reply.hijack();
         raw.writeHead(200, {
