@@ -11,8 +11,19 @@
  * committed then). Throughput: messages over the time from the first send to the last ticket
  * seen.
  *
- * Run: `npm run bench -- intake [--quick]` (--quick: 300 messages; BENCH_MESSAGES overrides).
+ * Then the memory of one intake process while a 25 MB message streams in: a second mail-in,
+ * the built one (`node packages/stega/bin/stega.js mail-in`, as deployed: run `npm run build`
+ * first), on its own port against the same database, gets one 25 MB message (a text part and
+ * a 24 MB attachment) over SMTP while its VmRSS is read every 5 ms; reported: its resident
+ * memory once started, the peak until the sender's 250 (the streaming; target < 150 MB), and
+ * the peak until the message is a ticket (filed by this process or the cluster's mail-in,
+ * whichever holds the conversation's slot: reported too).
+ *
+ * Run: `npm run bench -- intake [--quick]` (--quick: 300 messages; BENCH_MESSAGES overrides;
+ * BENCH_MESSAGES=0 runs only the 25 MB memory measurement).
  */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -75,6 +86,16 @@ try {
   await until('the SMTP listener', () => probe.verify(), 120_000);
   probe.close();
 
+  const { summary, loadAfter } =
+    MESSAGES > 0 ? await throughput() : { summary: undefined, loadAfter: loadAverage() };
+  const memory = await streamingMemory();
+  writeResult('intake', { machine: machine(), loadAfter, summary, memory });
+} finally {
+  await cluster.stop('SIGTERM', 20_000);
+  await server.stop();
+}
+
+async function throughput() {
   const paragraph = 'Our printer on the third floor stops after every page and shows E-42. ';
   const text = paragraph.repeat(130); // ~9 KB, and as much again as HTML
   const html = `<html><body>${`<p>${paragraph}</p>`.repeat(120)}</body></html>`;
@@ -162,8 +183,114 @@ try {
   printTable(`intake: SMTP 250 → visible through the API (load average after: ${loadAfter})`, [
     summary,
   ]);
-  writeResult('intake', { machine: machine(), loadAfter, summary });
-} finally {
-  await cluster.stop('SIGTERM', 20_000);
-  await server.stop();
+  return { summary, loadAfter };
+}
+
+/** A process's resident memory now (VmRSS), in MiB. */
+function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
+}
+
+async function streamingMemory() {
+  const port = await freePort();
+  let output = '';
+  const mailIn = spawn(process.execPath, [path.resolve('packages/stega/bin/stega.js'), 'mail-in'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      HOST: '127.0.0.1',
+      INBOUND_SMTP_PORT: String(port),
+      LOG_LEVEL: 'info',
+      SUBCONSUMER_NAME: 'bench-memory',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const append = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-200_000);
+  };
+  mailIn.stdout.on('data', append);
+  mailIn.stderr.on('data', append);
+  const pid = mailIn.pid as number;
+  try {
+    await until(
+      'the measured mail-in',
+      async () => {
+        if (mailIn.exitCode !== null) throw new Error(`mail-in exited:\n${output.slice(-4000)}`);
+        return output.includes('mail-in started');
+      },
+      120_000,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2000)); // settle after start
+    const atStart = rssMiB(pid);
+    let peak = atStart;
+    let peakTo250 = atStart;
+    let streaming = true;
+    const sampler = setInterval(() => {
+      const rss = rssMiB(pid);
+      peak = Math.max(peak, rss);
+      if (streaming) peakTo250 = Math.max(peakTo250, rss);
+    }, 5);
+    const MB = 1024 * 1024;
+    const transport = nodemailer.createTransport({ host: '127.0.0.1', port, ignoreTLS: true });
+    const started = performance.now();
+    let info: { response: string };
+    try {
+      info = await transport.sendMail({
+        from: 'Big Sender <big@customer.test>',
+        to: 'support@acme.test',
+        subject: 'Intake 25 MB',
+        messageId: '<intake-25mb@customer.test>',
+        text: 'The whole log is attached.',
+        // base64 with line breaks grows it by ~37%: 18 MiB of bytes are a ~24.6 MiB message,
+        // just under the default limit (INBOUND_MAX_MESSAGE_BYTES, 25 MiB)
+        attachments: [{ filename: 'big.log', content: Buffer.alloc(18 * MB, 'log line 42 ok\n') }],
+      });
+    } finally {
+      streaming = false;
+      transport.close();
+    }
+    const sendMs = performance.now() - started;
+    await until(
+      'the 25 MB message as a ticket',
+      async () => {
+        const page = (await api('/api/tickets?sort=newest&limit=20')) as {
+          items: { subject: string }[];
+        };
+        return page.items.some((t) => t.subject === 'Intake 25 MB');
+      },
+      300_000,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    clearInterval(sampler);
+    const filedHere = output.includes('"mail filed"') || output.includes('mail filed');
+    const result = {
+      'message MiB': Math.round(((await messageBytes()) / MB) * 10) / 10,
+      response: info.response.slice(0, 3),
+      'send s': Math.round(sendMs / 100) / 10,
+      'RSS at start MiB': Math.round(atStart * 10) / 10,
+      'peak until 250 MiB': Math.round(peakTo250 * 10) / 10,
+      'peak until filed MiB': Math.round(peak * 10) / 10,
+      'filed by it': filedHere ? 'yes' : "no (the cluster's mail-in)",
+    };
+    printTable('intake: one mail-in process while a 25 MB message streams in (target < 150 MB)', [
+      result,
+    ]);
+    return result;
+  } finally {
+    mailIn.kill('SIGTERM');
+    await new Promise((resolve) => mailIn.once('exit', resolve));
+  }
+}
+
+async function messageBytes(): Promise<number> {
+  const pool = createPool(databaseUrl, 1);
+  try {
+    const { rows } = await pool.query(
+      `select size_bytes from stega.inbound_mail where message_key = 'intake-25mb@customer.test'`,
+    );
+    return Number(rows[0]?.size_bytes ?? 0);
+  } finally {
+    await pool.end();
+  }
 }

@@ -5,19 +5,10 @@ import { APP_ROLES, appRolesGrant } from './db/app-roles.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
 import { createLogger, type Logger } from './log.js';
-import { runCluster } from './processes/cluster.js';
 import { requireDatabaseUrl, serveEmbeddedDatabase } from './processes/database.js';
 import { healthFileCheck, healthProbe, startHealthFile } from './processes/health.js';
-import { startJobs } from './processes/jobs.js';
-import { startMailIn } from './processes/mail-in.js';
 import { startMetricsServer } from './processes/metrics-server.js';
-import { startNotificationWorker } from './processes/notification-worker.js';
 import { type RunningService, stopAll, untilSignal } from './processes/service.js';
-import { startSlaBreachWorker } from './processes/sla-breach-worker.js';
-import { runStart } from './processes/start.js';
-import { startTicker } from './processes/ticker.js';
-import { startWeb } from './processes/web.js';
-import { seedDemo } from './services/demo.js';
 import { STEGA_VERSION } from './version.js';
 
 const ENVIRONMENT_HELP = `
@@ -33,6 +24,10 @@ type Starter = (
   pool: pg.Pool,
   logger: Logger,
 ) => Promise<RunningService>;
+
+// Each command loads only the modules of its own role (`await import` in its action): a
+// process keeps in memory what it runs, e.g. mail-in none of the web server's (issue 23,
+// mail-in's resident memory while streaming a 25 MB message).
 
 /** Runs one long-lived role against DATABASE_URL until SIGINT/SIGTERM, then stops it cleanly. */
 async function serve(role: string, start: Starter): Promise<void> {
@@ -94,6 +89,7 @@ export function buildProgram(): Command {
     .action(async (options: { demo?: boolean }) => {
       if (options.demo) allowLoopbackWebhooks(process.env);
       const config = loadConfig();
+      const { runStart } = await import('./processes/start.js');
       await runStart(config, createLogger(config.logLevel, 'start', config.logFormat), {
         demo: Boolean(options.demo),
       });
@@ -116,6 +112,7 @@ export function buildProgram(): Command {
           `--sla-workers must be an integer in 0..64, got ${options.slaWorkers}`,
         );
       }
+      const { runCluster } = await import('./processes/cluster.js');
       await runCluster(config, createLogger(config.logLevel, 'cluster', config.logFormat), {
         demo: Boolean(options.demo),
         slaWorkers,
@@ -177,38 +174,56 @@ export function buildProgram(): Command {
   program
     .command('web')
     .description('serve the HTTP API and web UI on PORT (stateless; run any number)')
-    .action(() => serve('web', (config, _url, pool, logger) => startWeb(config, pool, logger)));
+    .action(async () => {
+      const { startWeb } = await import('./processes/web.js');
+      await serve('web', (config, _url, pool, logger) => startWeb(config, pool, logger));
+    });
 
   program
     .command('jobs')
     .description('run the job runner: check_sla_breaches every minute, the weekly activity report')
-    .action(() => serve('jobs', (config, _url, pool, logger) => startJobs(config, pool, logger)));
+    .action(async () => {
+      const { startJobs } = await import('./processes/jobs.js');
+      await serve('jobs', (config, _url, pool, logger) => startJobs(config, pool, logger));
+    });
 
   program
     .command('ticker')
     .description('tick the queues and run their maintenance (any number; one is elected leader)')
-    .action(() => serve('ticker', (_config, url, _pool, logger) => startTicker(url, logger)));
+    .action(async () => {
+      const { startTicker } = await import('./processes/ticker.js');
+      await serve('ticker', (_config, url, _pool, logger) => startTicker(url, logger));
+    });
 
   program
     .command('notification-worker')
     .description(
       'deliver weekly activity reports (the normal consumer notification_worker; run one)',
     )
-    .action(() => serve('notification-worker', startNotificationWorker));
+    .action(async () => {
+      const { startNotificationWorker } = await import('./processes/notification-worker.js');
+      await serve('notification-worker', startNotificationWorker);
+    });
 
   program
     .command('sla-breach-worker')
     .description(
       'deliver SLA alerts as one member of the cooperative group sla_breach_dispatcher (run N)',
     )
-    .action(() => serve('sla-breach-worker', startSlaBreachWorker));
+    .action(async () => {
+      const { startSlaBreachWorker } = await import('./processes/sla-breach-worker.js');
+      await serve('sla-breach-worker', startSlaBreachWorker);
+    });
 
   program
     .command('mail-in')
     .description(
       'receive mail: the SMTP listener on INBOUND_SMTP_PORT, IMAP polling, and filing as one worker of the partitioned consumer mail_filing, each conversation in order (run any number)',
     )
-    .action(() => serve('mail-in', startMailIn));
+    .action(async () => {
+      const { startMailIn } = await import('./processes/mail-in.js');
+      await serve('mail-in', startMailIn);
+    });
 
   program
     .command('demo')
@@ -220,6 +235,7 @@ export function buildProgram(): Command {
       const logger = createLogger(config.logLevel, 'demo', config.logFormat);
       const pool = createPool(requireDatabaseUrl(config, 'demo'), 2);
       try {
+        const { seedDemo } = await import('./services/demo.js');
         const tickets = await seedDemo(pool, new Date(), { warningShare: config.slaWarningShare });
         logger.info({ tickets }, 'demo tickets created');
       } finally {

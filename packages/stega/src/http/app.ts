@@ -25,6 +25,7 @@ import { ackLinksOpen, ackSecretLoad } from '../services/acknowledge-links.js';
 import { resolveAdminToken } from '../services/admin-token.js';
 import { calendarFeedsOpen } from '../services/calendar-feeds.js';
 import type { ServiceContext } from '../services/context.js';
+import { LiveFeed } from '../services/live-feed.js';
 import type { SignInMail, SignInSettings } from '../services/sign-in.js';
 import { createSingleSignOn } from '../services/single-sign-on.js';
 import { totpSecretBoxOpen, totpSecretsSeal } from '../services/totp-secret-box.js';
@@ -41,6 +42,7 @@ import { calendarRoutes } from './routes/calendars.js';
 import { customerRoutes } from './routes/customers.js';
 import { escalationRoutes } from './routes/escalations.js';
 import { inboundMailRoutes } from './routes/inbound-mail.js';
+import { liveRoutes } from './routes/live.js';
 import { mailWebhookRoutes } from './routes/mail-webhooks.js';
 import { mailboxRoutes } from './routes/mailboxes.js';
 import { notificationSettingsRoutes } from './routes/notification-settings.js';
@@ -320,6 +322,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(mailboxRoutes(ctx));
   await app.register(customerRoutes(ctx));
   await app.register(inboundMailRoutes(ctx));
+  // live updates: one LISTEN connection of this process, taken at the first subscriber; the
+  // streams end before the server closes (they would hold it open)
+  const live = new LiveFeed(deps.pool, deps.logger);
+  app.addHook('preClose', async () => live.close());
+  await app.register(liveRoutes(ctx, live));
   await app.register(mailWebhookRoutes(ctx, deps.config.inbound.maxMessageBytes));
   await app.register(uiRoutes(deps.webRoot));
   return app;

@@ -3,6 +3,7 @@ import type { Queryable } from '@stega/pgque';
 import { inboundChunkDeleteUnclaimed, inboundChunkInsert } from '../db/inbound-mail.js';
 import { senderOf } from './conversation-key.js';
 import { HEADER_SCAN_LIMIT, headerEnd, messageIdOf } from './message-key.js';
+import { collectYoungGarbage } from './young-garbage.js';
 
 /** The size of one stored chunk of a message's source. */
 export const RAW_CHUNK_BYTES = 1024 * 1024;
@@ -30,14 +31,18 @@ export class SourceTooLargeError extends Error {
  * Writes a message's source into the database as it arrives: chunks of RAW_CHUNK_BYTES, each
  * committed on its own (no transaction is held open while a sender takes its time), hashed
  * on the way and the header block scanned for the Message-ID and the sender. Memory holds
- * one chunk, never the whole message. The chunks are nobody's until a receipt names the
- * upload (intake.ts); orphans are removed by the janitor.
+ * one chunk, never the whole message: the bytes received are copied into one buffer of
+ * RAW_CHUNK_BYTES, reused for every chunk (the driver has copied it into its message by
+ * the time an insert resolves), so a large message leaves no chunk-sized garbage behind
+ * but the driver's own copy. The chunks are nobody's until a receipt names the upload
+ * (intake.ts); orphans are removed by the janitor.
  */
 export class RawUpload {
   readonly uploadId = randomUUID();
   private readonly hash = createHash('sha256');
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
+  /** The chunk being filled (allocated at the first byte, so an empty upload costs nothing). */
+  private chunk: Buffer | undefined;
+  private filled = 0;
   private seq = 0;
   private size = 0;
   private head: Buffer[] | null = [];
@@ -56,14 +61,24 @@ export class RawUpload {
     if (this.size > this.maxBytes) throw new SourceTooLargeError(this.maxBytes);
     this.hash.update(bytes);
     this.scanHead(bytes);
-    this.pending.push(bytes);
-    this.pendingBytes += bytes.length;
-    while (this.pendingBytes >= RAW_CHUNK_BYTES) await this.flush(RAW_CHUNK_BYTES);
+    let at = 0;
+    while (at < bytes.length) {
+      this.chunk ??= Buffer.allocUnsafeSlow(RAW_CHUNK_BYTES);
+      const copied = bytes.copy(this.chunk, this.filled, at);
+      this.filled += copied;
+      at += copied;
+      if (this.filled === RAW_CHUNK_BYTES) {
+        await this.flush();
+        // only a message larger than a chunk gets here: its transient buffers go now
+        collectYoungGarbage();
+      }
+    }
   }
 
   /** Writes the last chunk; what was stored. */
   async finish(): Promise<StoredSource> {
-    if (this.pendingBytes > 0 || this.seq === 0) await this.flush(this.pendingBytes);
+    if (this.filled > 0 || this.seq === 0) await this.flush();
+    this.chunk = undefined;
     if (this.head) this.readHeaders(Buffer.concat(this.head), true);
     return {
       uploadId: this.uploadId,
@@ -76,18 +91,15 @@ export class RawUpload {
 
   /** Removes what was written (a refused or broken transfer). */
   async abort(): Promise<void> {
-    this.pending = [];
+    this.chunk = undefined;
+    this.filled = 0;
     await inboundChunkDeleteUnclaimed(this.db, this.uploadId);
   }
 
-  private async flush(bytes: number): Promise<void> {
-    const all =
-      this.pending.length === 1 ? (this.pending[0] as Buffer) : Buffer.concat(this.pending);
-    const chunk = all.subarray(0, bytes);
-    const rest = all.subarray(bytes);
-    this.pending = rest.length > 0 ? [Buffer.from(rest)] : [];
-    this.pendingBytes = rest.length;
-    await inboundChunkInsert(this.db, this.uploadId, this.seq++, chunk);
+  private async flush(): Promise<void> {
+    const data = this.chunk ? this.chunk.subarray(0, this.filled) : Buffer.alloc(0);
+    await inboundChunkInsert(this.db, this.uploadId, this.seq++, data);
+    this.filled = 0;
   }
 
   private scanHead(bytes: Buffer): void {

@@ -32,6 +32,8 @@ interface Case {
   ok: number | number[];
   /** The request, made fresh for every caller (writes get objects of their own). */
   request: () => Promise<InjectOptions> | InjectOptions;
+  /** An endless answer (server-sent events): its status is read, then the stream is closed. */
+  stream?: boolean;
 }
 
 type Caller =
@@ -375,6 +377,13 @@ describe('the authorization table', async () => {
       scopes: ['tickets:read'],
       ok: 200,
       request: get('/api/tickets'),
+    },
+    'GET /api/live': {
+      who: 'agent',
+      scopes: ['tickets:read'],
+      ok: 200,
+      stream: true,
+      request: get('/api/live'),
     },
     'GET /api/tickets/:id': {
       who: 'agent',
@@ -1277,8 +1286,17 @@ describe('the authorization table', async () => {
             ...options.headers,
             ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
           },
+          ...(c.stream ? { payloadAsStream: true } : {}),
         });
-        const answer = { status: response.statusCode, body: jsonOrText(response.body) };
+        let body: string;
+        if (c.stream && response.statusCode === 200) {
+          response.stream().destroy();
+          body = '';
+        } else if (c.stream) {
+          body = '';
+          for await (const chunk of response.stream()) body += String(chunk);
+        } else body = response.body;
+        const answer = { status: response.statusCode, body: jsonOrText(body) };
         const want = expected(c, caller);
         const okStatuses = [c.ok].flat();
         const right = want === 'ok' ? okStatuses.includes(answer.status) : answer.status === want;

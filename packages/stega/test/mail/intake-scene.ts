@@ -64,7 +64,7 @@ export async function intakeScene(env: Record<string, string> = {}) {
   const app = await buildApp({ pool, config, logger });
   /** The HTTP API as the admin, the body parsed as JSON when it is JSON. */
   const admin = async (options: {
-    method: 'GET' | 'POST' | 'PATCH';
+    method: 'GET' | 'POST' | 'PATCH' | 'PUT';
     url: string;
     payload?: object;
   }) => {

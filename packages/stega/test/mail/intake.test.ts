@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { intakeBuffer } from '../../src/mail/intake.js';
 import { replyAddress, replySecretLoad } from '../../src/mail/reply-token.js';
@@ -136,5 +137,57 @@ describe('mail intake', async () => {
     const [receipt] = await s.settled(receipts[0]?.message_key as string);
     expect(receipt.state).toBe('filed');
     expect((await ticketOf(receipt.ticket_id)).subject).toBe('No id');
+  });
+
+  it('stores a message of several chunks byte for byte as sent, hashed, and files it with its attachment', async () => {
+    // 3.5 MB of bytes that differ chunk to chunk, so a chunk written twice, lost or out of
+    // order (RAW_CHUNK_BYTES is 1 MB; the socket delivers other sizes) changes the source
+    const attachment = Buffer.alloc(2_600_000);
+    for (let i = 0; i < attachment.length; i++) attachment[i] = (i * 7 + (i >> 12)) & 0xff;
+    const base64 = attachment.toString('base64').replace(/.{76}/g, '$&\r\n');
+    const raw = Buffer.from(
+      [
+        'From: Rui Costa <rui@customer.test>',
+        'To: support@acme.test',
+        'Subject: The whole log',
+        'Message-ID: <chunks@customer.test>',
+        'MIME-Version: 1.0',
+        'Content-Type: multipart/mixed; boundary="b1"',
+        '',
+        '--b1',
+        'Content-Type: text/plain; charset=utf-8',
+        '',
+        'Attached.',
+        '--b1',
+        'Content-Type: application/octet-stream; name="log.bin"',
+        'Content-Disposition: attachment; filename="log.bin"',
+        'Content-Transfer-Encoding: base64',
+        '',
+        base64,
+        '--b1--',
+        '',
+      ].join('\r\n'),
+    );
+    expect((await s.sendRaw(raw)).response).toMatch(/^250 /);
+    const [receipt] = await s.settled('chunks@customer.test');
+    expect(receipt.state).toBe('filed');
+    const { rows } = await s.pool.query(
+      `select m.sha256, m.size_bytes, array_agg(c.data order by c.seq) as chunks
+         from stega.inbound_mail m join stega.inbound_raw_chunks c using (upload_id)
+        where m.id = $1 group by m.sha256, m.size_bytes`,
+      [receipt.id],
+    );
+    const stored = Buffer.concat(rows[0].chunks as Buffer[]);
+    expect((rows[0].chunks as Buffer[]).length).toBeGreaterThan(3);
+    expect(stored.equals(raw)).toBe(true);
+    expect(Number(rows[0].size_bytes)).toBe(raw.length);
+    expect(rows[0].sha256).toBe(createHash('sha256').update(raw).digest('hex'));
+    const files = await s.pool.query(
+      'select filename, content from stega.mail_attachments where inbound_mail_id = $1',
+      [receipt.id],
+    );
+    expect(files.rows).toHaveLength(1);
+    expect(files.rows[0].filename).toBe('log.bin');
+    expect((files.rows[0].content as Buffer).equals(attachment)).toBe(true);
   });
 });

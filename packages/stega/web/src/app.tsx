@@ -2,6 +2,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { Fragment, type ReactElement, useCallback, useEffect, useRef, useState } from 'react';
 import { Link, Navigate, Route, Routes, useLocation, useNavigate, useParams } from 'react-router';
 import { api, onUnauthorized, setCsrfToken } from './api.js';
+import { useLiveConnected, useLiveUpdates } from './data/live.js';
 import { displayZone, setDisplayZone } from './format.js';
 import { AccountPage } from './pages/account.js';
 import { AgentsPage } from './pages/agents.js';
@@ -127,6 +128,8 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => Prom
   }, [path]);
 
   const isAdmin = session.role === 'admin';
+  useLiveUpdates(session.via === 'session');
+  const live = useLiveConnected();
   return (
     <>
       <a className="skip-link" href="#main">
@@ -153,6 +156,14 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => Prom
           </ul>
         </nav>
         <div className="who">
+          {live ? (
+            <span
+              className="live-badge"
+              title="New mail and changes to tickets show as they happen"
+            >
+              Live
+            </span>
+          ) : null}
           <OnCallNow />
           <AlertBell current={path === '/inbox'} />
           <Link to="/reach-me" aria-current={path === '/reach-me' ? 'page' : undefined}>

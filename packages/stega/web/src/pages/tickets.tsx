@@ -6,6 +6,7 @@ import { PriorityBadge, SlaBadge, StatusBadge } from '../components/badges.js';
 import { Countdown } from '../components/countdown.js';
 import { type Column, DataTable } from '../components/data-table.js';
 import { Freshness, LoadState } from '../components/layout.js';
+import { useLiveConnected } from '../data/live.js';
 import { agentsQuery, ticketListQuery } from '../data/queries.js';
 import { formatNumber, formatWhen, label } from '../format.js';
 import { useNow } from '../hooks/use-now.js';
@@ -77,7 +78,13 @@ export function TicketsPage({ session }: { session: Session }) {
     cursor: cursor || undefined,
     limit: PAGE,
   });
-  const tickets = useQuery({ ...ticketListQuery(apiQuery), refetchInterval: 5000 });
+  // live (data/live.ts): a new or changed ticket refreshes the list at once; the poll stays
+  // for SLA states that change with time alone
+  const live = useLiveConnected();
+  const tickets = useQuery({
+    ...ticketListQuery(apiQuery),
+    refetchInterval: live ? 15_000 : 5000,
+  });
   const agents = useQuery({ ...agentsQuery(), refetchInterval: 60_000 });
 
   const setParams = (changes: Record<string, string | undefined>) => {

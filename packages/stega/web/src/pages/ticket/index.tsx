@@ -5,6 +5,7 @@ import { api } from '../../api.js';
 import { PriorityBadge, SlaBadge, StatusBadge } from '../../components/badges.js';
 import { EscalationsSection } from '../../components/escalations.js';
 import { Freshness, LoadState } from '../../components/layout.js';
+import { useLiveConnected } from '../../data/live.js';
 import { agentsQuery, policiesQuery, ticketQuery } from '../../data/queries.js';
 import { label } from '../../format.js';
 import { useNow } from '../../hooks/use-now.js';
@@ -25,7 +26,10 @@ import {
 
 /** One ticket, live: SLA clocks, breaches and each alert delivery, comments, activity. */
 export function TicketPage({ id, session }: { id: number; session: Session }) {
-  const ticket = useQuery({ ...ticketQuery(id), refetchInterval: 3000 });
+  // while the live stream is open a change arrives as it happens (data/live.ts); the slow poll
+  // still brings what does not announce itself (alert deliveries, breaches)
+  const live = useLiveConnected();
+  const ticket = useQuery({ ...ticketQuery(id), refetchInterval: live ? 30_000 : 3000 });
   const refresh = () => void ticket.refetch();
   const t = ticket.data;
   useTitle(t ? `#${t.id} ${t.subject}` : `Ticket #${id}`);
