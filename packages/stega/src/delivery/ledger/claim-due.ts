@@ -1,3 +1,4 @@
+import { mootReason } from './moot.js';
 import { type Claim, type ClaimedDelivery, claimedOf, type LedgerDb } from './rows.js';
 
 /**
@@ -45,19 +46,8 @@ export async function deliveryClaimDue(
                                    and not p.fallback and p.channel <> 'in_app'
                                    and p.status <> 'delivered'
                                    and (p.channel <> 'pagerduty' or p.recipient like 'trigger:%'))
-                    -- not moot (as fallbackCancelMoot judges it): it may have become so
-                    -- since that statement ran
-                    and not exists (select 1 from stega.tickets t
-                                     where t.id = d.ticket_id and t.status in ('resolved', 'closed'))
-                    and not exists (select 1 from stega.escalations e
-                                     where e.acknowledged_at is not null
-                                       and e.breach_id = case d.alert_type
-                                             when 'breach' then d.alert_id
-                                             when 'escalation' then (d.payload ->> 'breach_id')::bigint end)
-                    and not exists (select 1 from stega.sla_outcomes o
-                                     where o.ticket_id = d.ticket_id and o.kind = d.payload ->> 'kind'
-                                       and (d.payload ->> 'detected_at')::timestamptz
-                                           between o.started_at and o.stopped_at)
+                    -- not moot (moot.ts): it may have become so since the fallback sweep ran
+                    and ${mootReason('d')} is null
                     -- a held row goes as its person's digest (digest-gather.ts): only the first
                     -- due of its method and address is claimed, and none while a digest of them
                     -- is being sent or waits for its retry (that retry gathers it)

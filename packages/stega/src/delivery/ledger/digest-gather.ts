@@ -1,3 +1,4 @@
+import { mootReason } from './moot.js';
 import type { LedgerDb } from './rows.js';
 
 /** One held row a digest carries (the claimed row's own among them, first). */
@@ -54,17 +55,7 @@ export async function digestGather(
              and c.held_until is not null
              and ((c.digest_of = l.id and c.status in ('sending', 'retrying'))
                   or (c.status = 'scheduled' and c.held_until <= l.held_until
-                      and not exists (select 1 from stega.tickets t
-                                       where t.id = c.ticket_id and t.status in ('resolved', 'closed'))
-                      and not exists (select 1 from stega.escalations e
-                                       where e.acknowledged_at is not null
-                                         and e.breach_id = case c.alert_type
-                                               when 'breach' then c.alert_id
-                                               when 'escalation' then (c.payload ->> 'breach_id')::bigint end)
-                      and not exists (select 1 from stega.sla_outcomes o
-                                       where o.ticket_id = c.ticket_id and o.kind = c.payload ->> 'kind'
-                                         and (c.payload ->> 'detected_at')::timestamptz
-                                             between o.started_at and o.stopped_at)))
+                      and ${mootReason('c')} is null))
            for update of c skip locked)
        returning d.id, d.alert_type, d.ticket_id, d.payload, d.created_at
      )

@@ -1,3 +1,4 @@
+import { mootReason } from './moot.js';
 import type { LedgerDb } from './rows.js';
 
 /**
@@ -16,18 +17,7 @@ export async function fallbackCancelMoot(db: LedgerDb): Promise<number> {
          from stega.alert_deliveries f
         -- evaluated once per row (offset 0 keeps the planner from inlining it into both uses)
         cross join lateral (
-          select coalesce(
-            (select 'the ticket was ' || t.status from stega.tickets t
-              where t.id = f.ticket_id and t.status in ('resolved', 'closed')),
-            (select 'acknowledged by ' || e.acknowledged_by from stega.escalations e
-              where e.acknowledged_at is not null
-                and e.breach_id = case f.alert_type when 'breach' then f.alert_id
-                                    when 'escalation' then (f.payload ->> 'breach_id')::bigint end),
-            (select case when o.met then 'the SLA target was met' else 'the ticket was answered' end
-               from stega.sla_outcomes o
-              where o.ticket_id = f.ticket_id and o.kind = f.payload ->> 'kind'
-                and (f.payload ->> 'detected_at')::timestamptz between o.started_at and o.stopped_at
-              limit 1)) as reason
+          select ${mootReason('f')} as reason
           offset 0) m
         where f.status = 'scheduled' and f.next_attempt_at <= now() and m.reason is not null
         for update of f skip locked
