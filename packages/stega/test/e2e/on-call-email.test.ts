@@ -1,11 +1,7 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../../test-support/database.js';
+import { describe, expect, it } from 'vitest';
 import { eventually, PROCESS_PATIENCE } from '../../../../test-support/eventually.js';
-import { freePort } from '../../../../test-support/postgres-server.js';
-import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
-import { createPool } from '../../src/db/pool.js';
 import { type PagingNames, pagingBreach } from './paging-breach.js';
-import { startStega } from './stega-process.js';
+import { startPagingScene } from './paging-scene.js';
 
 type Row = Record<string, unknown>;
 
@@ -30,30 +26,7 @@ interface Method {
  * email, given back to the verify endpoint; until then no page is ever mailed to it.
  */
 describe('end to end: an email contact method is verified by a mailed code before a page goes to it', async () => {
-  const db = await createTestDatabase({ template: 'stega' });
-  const pool = createPool(db.url, 4);
-  const smtp = await startSmtpSink();
-  const port = await freePort();
-  const stega = await startStega(['start'], {
-    DATABASE_URL: db.url,
-    SMTP_URL: smtp.url,
-    PORT: String(port),
-    STEGA_PUBLIC_URL: `http://127.0.0.1:${port}`,
-    SLA_WORKERS: '1',
-    SLA_RETRY_TIME_SCALE: '0.1',
-  });
-  afterAll(async () => {
-    await stega.stop();
-    await Promise.all([pool.end(), smtp.stop()]);
-  });
-
-  const calendar = await stega.api<{ id: number }>('POST', '/api/calendars', {
-    name: 'always',
-    time_zone: 'UTC',
-    always_open: true,
-    weekly_hours: {},
-    holidays: [],
-  });
+  const { pool, smtp, stega, calendarId } = await startPagingScene(0.1);
 
   /** An agent with rules "email at 0" and an API token of their own. */
   async function agent(name: string) {
@@ -124,7 +97,7 @@ describe('end to end: an email contact method is verified by a mailed code befor
     expect(admin.body.items.map((m) => m.address)).toEqual(['g***@elsewhere.test']);
 
     // paged while unverified: the sign-in address is mailed, the new one is not even planned
-    const first = await pagingBreach(stega, pool, calendar.body.id, PAGING_NAMES, 'one', [gil.id]);
+    const first = await pagingBreach(stega, pool, calendarId, PAGING_NAMES, 'one', [gil.id]);
     const rows = await deliveredRows(first.ticketId, gil.id);
     expect(rows.map((r) => r.recipient)).toEqual([gil.email]);
     expect(mailsTo(gil.email).length).toBe(1);
@@ -143,7 +116,7 @@ describe('end to end: an email contact method is verified by a mailed code befor
     expect(verified.body.verified).toBe(true);
 
     // paged once verified: both addresses get the page
-    const second = await pagingBreach(stega, pool, calendar.body.id, PAGING_NAMES, 'two', [gil.id]);
+    const second = await pagingBreach(stega, pool, calendarId, PAGING_NAMES, 'two', [gil.id]);
     const after = await deliveredRows(second.ticketId, gil.id);
     expect(after.map((r) => [r.recipient, r.channel])).toEqual([
       [pager, 'email'],

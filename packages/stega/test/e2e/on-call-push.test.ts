@@ -1,12 +1,8 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../../test-support/database.js';
+import { describe, expect, it } from 'vitest';
 import { eventually, PROCESS_PATIENCE } from '../../../../test-support/eventually.js';
-import { freePort } from '../../../../test-support/postgres-server.js';
 import { startPushService, type TestSubscription } from '../../../../test-support/push-service.js';
-import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
-import { createPool } from '../../src/db/pool.js';
 import { type PagingNames, pagingBreach } from './paging-breach.js';
-import { startStega } from './stega-process.js';
+import { pushEnv, startPagingScene } from './paging-scene.js';
 
 /** Rule delays are scaled like retries: 5 min → 30 s. */
 const SCALE = 0.1;
@@ -42,37 +38,12 @@ interface PagePayload {
  * code, then reads the pages and posts what the service worker's Acknowledge action posts.
  */
 describe('end to end: web push reaches a paged person, and its Acknowledge action acknowledges', async () => {
-  const db = await createTestDatabase({ template: 'stega' });
-  const pool = createPool(db.url, 4);
-  const smtp = await startSmtpSink();
   const push = await startPushService();
-  const port = await freePort();
-  const stegaUrl = `http://127.0.0.1:${port}`;
-  const stega = await startStega(['start'], {
-    DATABASE_URL: db.url,
-    SMTP_URL: smtp.url,
-    PORT: String(port),
-    STEGA_PUBLIC_URL: stegaUrl,
-    SLA_WORKERS: '1',
-    SLA_RETRY_TIME_SCALE: String(SCALE),
-    SLA_CIRCUIT_FAILURES: '1000',
-    WEB_PUSH_ALLOW_HTTP: '1',
-    // the push service's endpoints name `localhost`: both loopback addresses
-    WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128',
-    WEB_PUSH_SUBJECT: 'mailto:oncall@push.test',
-  });
-  afterAll(async () => {
-    await stega.stop();
-    await Promise.all([pool.end(), smtp.stop(), push.stop()]);
-  });
-
-  const calendar = await stega.api<{ id: number }>('POST', '/api/calendars', {
-    name: 'always',
-    time_zone: 'UTC',
-    always_open: true,
-    weekly_hours: {},
-    holidays: [],
-  });
+  const { pool, smtp, stega, stegaUrl, calendarId } = await startPagingScene(
+    SCALE,
+    pushEnv('mailto:oncall@push.test'),
+    [push],
+  );
   const key = await stega.api<{ public_key: string }>('GET', '/api/web-push/key');
 
   const decoded = async (subscription: TestSubscription) =>
@@ -131,7 +102,7 @@ describe('end to end: web push reaches a paged person, and its Acknowledge actio
 
   /** A breach whose escalation level 0 pages `agentIds`; returns the ticket and its chain. */
   const page = (tag: string, agentIds: number[]) =>
-    pagingBreach(stega, pool, calendar.body.id, PAGING_NAMES, tag, agentIds);
+    pagingBreach(stega, pool, calendarId, PAGING_NAMES, tag, agentIds);
 
   const stepRows = async (agentId: number) =>
     (

@@ -1,13 +1,9 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../../test-support/database.js';
+import { describe, expect, it } from 'vitest';
 import { eventually, PROCESS_PATIENCE } from '../../../../test-support/eventually.js';
-import { freePort } from '../../../../test-support/postgres-server.js';
 import { startSlackApiReceiver } from '../../../../test-support/slack-api-receiver.js';
-import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import { startTwilioReceiver } from '../../../../test-support/twilio-receiver.js';
-import { createPool } from '../../src/db/pool.js';
 import { type PagingNames, pagingBreach } from './paging-breach.js';
-import { startStega } from './stega-process.js';
+import { startPagingScene, twilioEnv } from './paging-scene.js';
 
 const SID = `AC${'0123456789abcdef'.repeat(2)}`;
 const TOKEN = 'twilio-auth-token-e2e-0123456789';
@@ -34,41 +30,18 @@ const PAGING_NAMES: PagingNames = {
  * paging them fired by the breach job's function.
  */
 describe('end to end: a paged person is reached through their notification rules', async () => {
-  const db = await createTestDatabase({ template: 'stega' });
-  const pool = createPool(db.url, 4);
-  const smtp = await startSmtpSink();
   const twilio = await startTwilioReceiver({ accountSid: SID, authToken: TOKEN });
   const slack = await startSlackApiReceiver({ botToken: SLACK_BOT, signingSecret: SLACK_SECRET });
-  const port = await freePort();
-  const stegaUrl = `http://127.0.0.1:${port}`;
-  const stega = await startStega(['start'], {
-    DATABASE_URL: db.url,
-    SMTP_URL: smtp.url,
-    PORT: String(port),
-    STEGA_PUBLIC_URL: stegaUrl,
-    SLA_WORKERS: '1',
-    SLA_RETRY_TIME_SCALE: String(SCALE),
-    SLA_CIRCUIT_FAILURES: '1000',
-    TWILIO_ACCOUNT_SID: SID,
-    TWILIO_AUTH_TOKEN: TOKEN,
-    TWILIO_FROM_NUMBER: FROM,
-    TWILIO_API_URL: twilio.url,
-    SLACK_BOT_TOKEN: SLACK_BOT,
-    SLACK_SIGNING_SECRET: SLACK_SECRET,
-    SLACK_API_URL: slack.url,
-  });
-  afterAll(async () => {
-    await stega.stop();
-    await Promise.all([pool.end(), smtp.stop(), twilio.stop(), slack.stop()]);
-  });
-
-  const calendar = await stega.api<{ id: number }>('POST', '/api/calendars', {
-    name: 'always',
-    time_zone: 'UTC',
-    always_open: true,
-    weekly_hours: {},
-    holidays: [],
-  });
+  const { pool, smtp, stega, stegaUrl, calendarId } = await startPagingScene(
+    SCALE,
+    {
+      ...twilioEnv(twilio.url, { sid: SID, token: TOKEN, from: FROM }),
+      SLACK_BOT_TOKEN: SLACK_BOT,
+      SLACK_SIGNING_SECRET: SLACK_SECRET,
+      SLACK_API_URL: slack.url,
+    },
+    [twilio, slack],
+  );
 
   async function person(name: string, phone: string, verify: { sms: boolean; voice: boolean }) {
     const email = `${name.toLowerCase()}@oncall.test`;
@@ -115,7 +88,7 @@ describe('end to end: a paged person is reached through their notification rules
 
   /** A breach whose escalation level 0 pages `agentIds`; returns the ticket and its chain. */
   const page = (tag: string, agentIds: number[]) =>
-    pagingBreach(stega, pool, calendar.body.id, PAGING_NAMES, tag, agentIds);
+    pagingBreach(stega, pool, calendarId, PAGING_NAMES, tag, agentIds);
 
   const stepRows = async (agentId: number) =>
     (

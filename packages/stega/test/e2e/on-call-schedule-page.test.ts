@@ -1,13 +1,9 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../../test-support/database.js';
+import { describe, expect, it } from 'vitest';
 import { eventually, PROCESS_PATIENCE } from '../../../../test-support/eventually.js';
-import { freePort } from '../../../../test-support/postgres-server.js';
 import { startPushService, type TestSubscription } from '../../../../test-support/push-service.js';
-import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import { startTwilioReceiver } from '../../../../test-support/twilio-receiver.js';
-import { createPool } from '../../src/db/pool.js';
 import { type PagingNames, pagingBreach } from './paging-breach.js';
-import { startStega } from './stega-process.js';
+import { pushEnv, startPagingScene, twilioEnv } from './paging-scene.js';
 
 const SID = `AC${'fedcba9876543210'.repeat(2)}`;
 const TOKEN = 'twilio-auth-token-e2e-schedule-0123';
@@ -48,42 +44,16 @@ function zoneAtThree(at: Date): { zone: string; offset: number } {
  * made. In a gap of a schedule, its team's lead is paged and the activity says why.
  */
 describe('end to end: a 03:00 breach pages whoever is on call, through their rules', async () => {
-  const db = await createTestDatabase({ template: 'stega' });
-  const pool = createPool(db.url, 4);
-  const smtp = await startSmtpSink();
   const push = await startPushService();
   const twilio = await startTwilioReceiver({ accountSid: SID, authToken: TOKEN });
-  const port = await freePort();
-  const stegaUrl = `http://127.0.0.1:${port}`;
-  const stega = await startStega(['start'], {
-    DATABASE_URL: db.url,
-    SMTP_URL: smtp.url,
-    PORT: String(port),
-    STEGA_PUBLIC_URL: stegaUrl,
-    SLA_WORKERS: '1',
-    SLA_RETRY_TIME_SCALE: String(SCALE),
-    SLA_CIRCUIT_FAILURES: '1000',
-    TWILIO_ACCOUNT_SID: SID,
-    TWILIO_AUTH_TOKEN: TOKEN,
-    TWILIO_FROM_NUMBER: FROM,
-    TWILIO_API_URL: twilio.url,
-    WEB_PUSH_ALLOW_HTTP: '1',
-    // the push service's endpoints name `localhost`: both loopback addresses
-    WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128',
-    WEB_PUSH_SUBJECT: 'mailto:oncall@night.test',
-  });
-  afterAll(async () => {
-    await stega.stop();
-    await Promise.all([pool.end(), smtp.stop(), twilio.stop(), push.stop()]);
-  });
-
-  const calendar = await stega.api<{ id: number }>('POST', '/api/calendars', {
-    name: 'always',
-    time_zone: 'UTC',
-    always_open: true,
-    weekly_hours: {},
-    holidays: [],
-  });
+  const { pool, smtp, stega, stegaUrl, calendarId } = await startPagingScene(
+    SCALE,
+    {
+      ...twilioEnv(twilio.url, { sid: SID, token: TOKEN, from: FROM }),
+      ...pushEnv('mailto:oncall@night.test'),
+    },
+    [twilio, push],
+  );
   const key = await stega.api<{ public_key: string }>('GET', '/api/web-push/key');
 
   async function agent(name: string) {
@@ -190,7 +160,7 @@ describe('end to end: a 03:00 breach pages whoever is on call, through their rul
     pagingBreach(
       stega,
       pool,
-      calendar.body.id,
+      calendarId,
       PAGING_NAMES,
       tag,
       { on_call: [{ schedule_id: scheduleId }] },

@@ -1,14 +1,10 @@
 import { simpleParser } from 'mailparser';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../../test-support/database.js';
+import { describe, expect, it } from 'vitest';
 import { eventually, PROCESS_PATIENCE } from '../../../../test-support/eventually.js';
-import { freePort } from '../../../../test-support/postgres-server.js';
-import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
 import { startTwilioReceiver } from '../../../../test-support/twilio-receiver.js';
-import { createPool } from '../../src/db/pool.js';
 import { checkSlaBreaches } from '../../src/jobs/check-sla-breaches.js';
 import { type PagingNames, pagingBreach } from './paging-breach.js';
-import { startStega } from './stega-process.js';
+import { startPagingScene, twilioEnv } from './paging-scene.js';
 
 /**
  * Waits are scaled like every delay: quiet hours ending 2–3 minutes from now end, for the
@@ -38,36 +34,12 @@ const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
  * API; warnings and a breach detected by the breach job's function.
  */
 describe('end to end: warnings in quiet hours are held and sent at their end as one digest', async () => {
-  const db = await createTestDatabase({ template: 'stega' });
-  const pool = createPool(db.url, 4);
-  const smtp = await startSmtpSink();
   const twilio = await startTwilioReceiver({ accountSid: SID, authToken: TOKEN });
-  const port = await freePort();
-  const stega = await startStega(['start'], {
-    DATABASE_URL: db.url,
-    SMTP_URL: smtp.url,
-    PORT: String(port),
-    STEGA_PUBLIC_URL: `http://127.0.0.1:${port}`,
-    SLA_WORKERS: '1',
-    SLA_RETRY_TIME_SCALE: String(SCALE),
-    SLA_CIRCUIT_FAILURES: '1000',
-    TWILIO_ACCOUNT_SID: SID,
-    TWILIO_AUTH_TOKEN: TOKEN,
-    TWILIO_FROM_NUMBER: FROM,
-    TWILIO_API_URL: twilio.url,
-  });
-  afterAll(async () => {
-    await stega.stop();
-    await Promise.all([pool.end(), smtp.stop(), twilio.stop()]);
-  });
-
-  const calendar = await stega.api<{ id: number }>('POST', '/api/calendars', {
-    name: 'always',
-    time_zone: 'UTC',
-    always_open: true,
-    weekly_hours: {},
-    holidays: [],
-  });
+  const { pool, smtp, stega, calendarId } = await startPagingScene(
+    SCALE,
+    twilioEnv(twilio.url, { sid: SID, token: TOKEN, from: FROM }),
+    [twilio],
+  );
 
   /** An agent (zone UTC) reached by email for both urgencies, quiet from an hour ago until 2–3 min from now. */
   async function quietPerson(name: string, low = [{ method: 'email', delay_minutes: 0 }]) {
@@ -104,7 +76,7 @@ describe('end to end: warnings in quiet hours are held and sent at their end as 
       first_response_minutes: 60,
       resolution_minutes: 6000,
       warning_thresholds: [0.5],
-      calendar_id: calendar.body.id,
+      calendar_id: calendarId,
       alert_channels: { in_app: true },
     });
     expect(policy.status, JSON.stringify(policy.body)).toBe(201);
@@ -203,7 +175,7 @@ describe('end to end: warnings in quiet hours are held and sent at their end as 
 
   it('a breach during the quiet hours goes at once (high urgency is never held)', async () => {
     const cy = await quietPerson('Cy');
-    await pagingBreach(stega, pool, calendar.body.id, PAGING_NAMES, 'cy', [cy.id]);
+    await pagingBreach(stega, pool, calendarId, PAGING_NAMES, 'cy', [cy.id]);
     const page = await eventually(
       async () => mailTo(cy.email)[0],
       'the breach page',
