@@ -1,8 +1,6 @@
-import nodemailer from 'nodemailer';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
-import { eventually } from '../../../../test-support/eventually.js';
 import { freePort } from '../../../../test-support/postgres-server.js';
 import { agentSetPassword } from '../../src/db/agents.js';
 import { passwordHash } from '../../src/services/passwords.js';
@@ -14,6 +12,7 @@ import {
   type TestBrowser,
 } from '../ui/browser.js';
 import { rawMail } from './intake-scene.js';
+import { customerMailer, filedTicket } from './mail-to-stega.js';
 
 /**
  * Live updates as an agent sees them, with `stega start` and a real browser: the ticket page is
@@ -34,26 +33,8 @@ describe('new customer mail appears live on the open ticket', async () => {
   let browser: TestBrowser;
   let page: Page;
   let ticketId: number;
-  const send = async (raw: string) => {
-    const transport = nodemailer.createTransport({
-      host: '127.0.0.1',
-      port: smtpPort,
-      ignoreTLS: true,
-    });
-    await transport.sendMail({
-      envelope: { from: 'rui@customer.test', to: ['support@acme.test'] },
-      raw,
-    });
-    transport.close();
-  };
-  const filed = (messageKey: string) =>
-    eventually(async () => {
-      const { rows } = await db.pool.query(
-        `select ticket_id from stega.inbound_mail where message_key = $1 and state = 'filed'`,
-        [messageKey],
-      );
-      return rows[0] ? Number(rows[0].ticket_id) : undefined;
-    }, `${messageKey} filed`);
+  const send = customerMailer(smtpPort);
+  const filed = (messageKey: string) => filedTicket(db.pool, messageKey);
 
   beforeAll(async () => {
     const team = await stega.api('POST', '/api/teams', { name: 'Support' });
