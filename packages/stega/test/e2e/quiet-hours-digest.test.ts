@@ -214,7 +214,11 @@ describe('end to end: warnings in quiet hours are held and sent at their end as 
     const rows = await eventually(
       async () => {
         const now = await stepRows(dee.id);
-        return now.every((r) => r.status !== 'scheduled') ? now : undefined;
+        // settled: neither held nor being sent (the sink has the digest before the worker
+        // records its outcome)
+        return now.every((r) => r.status !== 'scheduled' && r.status !== 'sending')
+          ? now
+          : undefined;
       },
       'the resolved ticket’s held step settled',
       PROCESS_PATIENCE,
