@@ -32,7 +32,15 @@ import { createPool } from '../packages/stega/src/db/pool.js';
 import { spawnStega } from '../packages/stega/test/deploy/processes.js';
 import { freePort, startTestServer } from '../test-support/postgres-server.js';
 import { withDatabase } from './database.js';
-import { benchOptions, loadAverage, machine, printTable, rate, writeResult } from './report.js';
+import {
+  benchOptions,
+  loadAverage,
+  machine,
+  printTable,
+  printTopStatements,
+  rate,
+  writeResult,
+} from './report.js';
 
 const options = benchOptions();
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? (options.quick ? 300 : 5_000));
@@ -88,6 +96,10 @@ try {
 
   const { summary, loadAfter } =
     MESSAGES > 0 ? await throughput() : { summary: undefined, loadAfter: loadAverage() };
+  if (MESSAGES > 0) {
+    const db = createPool(databaseUrl, 1);
+    await printTopStatements(db).finally(() => db.end());
+  }
   const memory = await streamingMemory();
   writeResult('intake', { machine: machine(), loadAfter, summary, memory });
 } finally {
@@ -109,8 +121,10 @@ async function throughput() {
     while (reading && visible.size < MESSAGES) {
       let cursor: string | null = null;
       for (;;) {
+        // pages of 100 (a poll finds a few new tickets; the reader must not load the web
+        // process more than a team's list would)
         const page = (await api(
-          `/api/tickets?sort=newest&limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+          `/api/tickets?sort=newest&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
         )) as { items: { subject: string }[]; next_cursor: string | null };
         const now = performance.now();
         let fresh = 0;
@@ -121,7 +135,8 @@ async function throughput() {
             fresh++;
           }
         }
-        // a page with nothing new: older pages were read before (tickets arrive newest first)
+        // a page with nothing new: older pages were read before (tickets arrive newest first,
+        // give or take the filings still in flight, well within a page)
         if (fresh === 0 || !page.next_cursor) break;
         cursor = page.next_cursor;
       }

@@ -121,23 +121,27 @@ export function payload(i: number): string {
 /**
  * The statements that took a database's time during a run (pg_stat_statements, top 15 by total
  * execution time). Only with BENCH_PG_STAT_STATEMENTS=1, which starts the bench's server with
- * the library preloaded (test-support/postgres-server.ts); a no-op otherwise.
+ * the library preloaded (test-support/postgres-server.ts); =all also counts the statements
+ * functions run, and shows the top 30. A no-op otherwise.
  */
 export async function printTopStatements(db: {
-  query(sql: string): Promise<{ rows: Record<string, unknown>[] }>;
+  query(sql: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
 }): Promise<void> {
-  if (process.env.BENCH_PG_STAT_STATEMENTS !== '1') return;
+  const mode = process.env.BENCH_PG_STAT_STATEMENTS;
+  if (mode !== '1' && mode !== 'all') return;
+  const nested = mode === 'all'; // the statements functions run too (track=all)
   await db.query('create extension if not exists pg_stat_statements');
   const { rows } = await db.query(
     `select s.calls, round(s.total_exec_time)::int as ms, round(s.max_exec_time)::int as max_ms,
             s.rows,
             left(regexp_replace(s.query, '\\s+', ' ', 'g'), 140) as query
        from pg_stat_statements s join pg_database d on d.oid = s.dbid
-      where d.datname = current_database() and s.toplevel
-      order by s.total_exec_time desc limit 15`,
+      where d.datname = current_database() and (s.toplevel or $1)
+      order by s.total_exec_time desc limit $2`,
+    [nested, nested ? 30 : 15],
   );
   printTable(
-    'Where the database spent its time (pg_stat_statements, top 15 by total execution time)',
+    `Where the database spent its time (pg_stat_statements, top ${nested ? '30 with nested statements' : 15} by total execution time)`,
     rows.map((r) => ({
       'total ms': Number(r.ms),
       'max ms': Number(r.max_ms),

@@ -66,9 +66,13 @@ export async function startTestServer(workDir: string): Promise<TestServer> {
       'fsync=off',
       '-c',
       'synchronous_commit=off',
-      // benchmarks' statement statistics (BENCH_PG_STAT_STATEMENTS=1); never in tests
-      ...(process.env.BENCH_PG_STAT_STATEMENTS === '1'
+      // benchmarks' statement statistics (BENCH_PG_STAT_STATEMENTS=1, or =all to count the
+      // statements functions run as well); never in tests
+      ...(['1', 'all'].includes(process.env.BENCH_PG_STAT_STATEMENTS ?? '')
         ? ['-c', 'shared_preload_libraries=pg_stat_statements']
+        : []),
+      ...(process.env.BENCH_PG_STAT_STATEMENTS === 'all'
+        ? ['-c', 'pg_stat_statements.track=all']
         : []),
     ],
   });

@@ -50,6 +50,7 @@ revoke execute on function
   pgque._partition_lookup(text, text, int4, int4),
   pgque._pin_partition_consumer(text, text, int4),
   pgque._slot_lease(text, text, int4, int4, text),
+  pgque._slot_next_batch(int4, text),
   pgque._settle_parked(int4, text, int4, text, bigint, bigint, bigint, bigint, interval, text),
   pgque._park_lapsed_slots(int4, bigint),
   pgque._window_event_tables(int4, bigint, bigint),

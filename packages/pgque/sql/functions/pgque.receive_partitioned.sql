@@ -1,9 +1,10 @@
 -- receive_partitioned: the open batch of slot `slot` of partitioned consumer `consumer`,
 -- only the events whose partition key hashes to the slot (NULL keys: slot 0), in ev_id
 -- order, at most max_return of them. Calling it again before ack_partitioned returns the
--- same batch from the start. A window with no event for the slot is finished and the next
--- one tried (up to 50 per call), so an empty answer means nothing is ready, or that the
--- slot should poll again. Events parked by rotation (see maint_rotate_tables_step1) come
+-- same batch from the start. A batch spans every tick ready past the slot's cursor, within
+-- ticker_max_count events (_slot_next_batch). A window with no event for the slot is
+-- finished and the next one tried (up to 50 per call), so an empty answer means nothing is
+-- ready, or that the slot should poll again. Events parked by rotation (see maint_rotate_tables_step1) come
 -- first, in batches of at most the queue's ticker_max_count.
 -- Only the slot's lease holder may call it (the lease is renewed); ack_partitioned then
 -- finishes the whole batch, so use max_return >= ticker_max_count or drain the batch.
@@ -73,7 +74,7 @@ begin
   only_slot := pg_catalog.format('pgque._partition_of(e.ev_extra1, %s) = %s',
                                  receive_partitioned.n, receive_partitioned.slot);
   loop
-    batch := pgque.next_batch(receive_partitioned.queue_name, lease.sub_name);
+    batch := pgque._slot_next_batch(lease.queue_id, lease.sub_name);
     exit when batch is null;
     return query execute pg_catalog.format(
       'select e.ev_id, $1, e.ev_type, e.ev_data, e.ev_retry, e.ev_time,'

@@ -177,6 +177,54 @@ describe('routing and order', () => {
   });
 });
 
+describe('windows', () => {
+  it('reads every tick ready past its cursor in one batch, within ticker_max_count events', async () => {
+    const q = await partitioned(2);
+    // ticks pushed by hand, at the id sequence's position (force_next_tick would move it)
+    await pool.query(`select pgque.set_queue_config($1, 'ticker_max_count', '4')`, [q]);
+    await pool.query(`select pgque.set_queue_config($1, 'external_ticker', 'true')`, [q]);
+    // a fresh sequence's position reads 1 before its first id; take that id, so positions
+    // count events exactly from the first tick on
+    await pool.query(`select nextval(queue_event_seq) from pgque.queue where queue_name = $1`, [q]);
+    const pushTick = () =>
+      pool.query(
+        `select pgque.ticker(q.queue_name, (select max(t.tick_id) + 1 from pgque.tick t
+                                             where t.tick_queue = q.queue_id),
+                             now(), pgque.seq_getval(q.queue_event_seq))
+           from pgque.queue q where q.queue_name = $1`,
+        [q],
+      );
+    const key = await value<string>(
+      pool,
+      `select k from (select 'k' || g as k from generate_series(1, 100) g) s
+        where ((hashtextextended(k, 0) % 2) + 2) % 2 = 1 limit 1`,
+    );
+    // six ticks of one event each, then one tick of six: 4 events fit the first window
+    for (let i = 0; i < 6; i++) {
+      await sendKeyed(pool, q, `a${i}`, key);
+      await pushTick();
+    }
+    for (let i = 0; i < 6; i++) await sendKeyed(pool, q, `b${i}`, key);
+    await pushTick();
+    expect(await claim(pool, q, 1, 'one')).toBe('1');
+    const batches: string[][] = [];
+    for (;;) {
+      const got = await receiveSlot(pool, q, 1, 2, 'one');
+      if (got.length === 0) break;
+      expect(new Set(got.map((m) => String(m.batch_id))).size).toBe(1);
+      batches.push(got.map((m) => m.payload as string));
+      expect(await ackSlot(pool, q, 1, 2, 'one')).toBe(1);
+    }
+    expect(batches).toEqual([
+      ['a0', 'a1', 'a2', 'a3'],
+      ['a4', 'a5'],
+      ['b0', 'b1', 'b2', 'b3', 'b4', 'b5'], // one tick past the limit is still one window
+    ]);
+    const [, slot1] = await status(q);
+    expect(slot1?.pending_events).toBe(0);
+  });
+});
+
 describe('setup', () => {
   it('subscribes all slots once, refuses another slot count and an incomplete consumer', async () => {
     const q = await partitioned(4);
