@@ -10,7 +10,9 @@
  * (test-support/twilio-receiver.ts) answers 201 at once and sends no status callbacks.
  *
  * Run: `npm run bench -- page-people [--quick] [--runs N]` (quick: 200 people);
- * `--workers=2` (or `--workers=1,2`) the worker counts (default 1 and 2).
+ * `--workers=2` (or `--workers=1,2`) the worker counts (default 1 and 2). BENCH_TIMELINE=1
+ * also prints, per 100 ms after the instant, how many levels' events became visible
+ * (committed), how many pages were recorded, and how many people were texted.
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -199,6 +201,21 @@ async function run(workers: number) {
       const fired = firedByPhone.get(phone);
       return fired === undefined ? [] : [at - fired];
     });
+    if (process.env.BENCH_TIMELINE === '1') {
+      // `<ms after the instant>:<how many>` per 100 ms
+      const bucket = (ms: number) => Math.floor(ms / 100) * 100;
+      const hist = (xs: number[]) => {
+        const h = new Map<number, number>();
+        for (const x of xs) h.set(bucket(x), (h.get(bucket(x)) ?? 0) + 1);
+        return [...h]
+          .sort((a, b) => a[0] - b[0])
+          .map(([k, n]) => `${k}:${n}`)
+          .join(' ');
+      };
+      console.log('committed', hist([...visible.values()].map((ms) => ms - due.getTime())));
+      console.log('recorded ', hist(stages.rows.map((r) => Number(r.recorded))));
+      console.log('texted   ', hist(late));
+    }
     return {
       ...secondsSummary(late),
       detected: stage('detected'),

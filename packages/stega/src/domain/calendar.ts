@@ -39,9 +39,19 @@ export function minuteOfDay(time: string): number {
   return Number(hours) * 60 + Number(minutes);
 }
 
+/**
+ * Zones found valid so far: asking the runtime builds an `Intl.DateTimeFormat`, a cost paid
+ * for every stored calendar, agent and schedule read. Only valid names are kept, so the set
+ * holds at most the IANA list, whatever callers send.
+ */
+const validZones = new Set<string>();
+
 /** True when `zone` names an IANA time zone the runtime knows (`Europe/Lisbon`, `UTC`). */
 export function isValidTimeZone(zone: string): boolean {
-  return IANAZone.isValidZone(zone);
+  if (validZones.has(zone)) return true;
+  const valid = IANAZone.isValidZone(zone);
+  if (valid) validZones.add(zone);
+  return valid;
 }
 
 /** An IANA time-zone name such as `Europe/Lisbon`; fixed offsets like `UTC+3` are refused. */
@@ -199,7 +209,30 @@ export function calendarFromRow(row: {
   holidays: unknown;
 }): BusinessCalendar {
   const { time_zone, always_open, weekly_hours, holidays } = row;
-  return parseCalendar({ time_zone, always_open, weekly_hours, holidays });
+  const fields = { time_zone, always_open, weekly_hours, holidays };
+  // the same stored calendar read again (each ticket's clocks read theirs) is the same
+  // frozen value, validated and compiled once
+  const key = JSON.stringify(fields);
+  const known = storedCalendars.get(key);
+  if (known) return known;
+  const calendar = deepFreeze(parseCalendar(fields));
+  if (storedCalendars.size >= STORED_CALENDARS_KEPT) {
+    storedCalendars.delete(storedCalendars.keys().next().value as string);
+  }
+  storedCalendars.set(key, calendar);
+  return calendar;
+}
+
+/** How many distinct stored calendars `calendarFromRow` keeps (oldest dropped first). */
+const STORED_CALENDARS_KEPT = 200;
+const storedCalendars = new Map<string, BusinessCalendar>();
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 /** The form the arithmetic uses: minute ranges per luxon weekday and holiday look-ups. */
