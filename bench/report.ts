@@ -150,6 +150,25 @@ export async function printTopStatements(db: {
       statement: String(r.query),
     })),
   );
+  // every statement the clients sent (round trips cost CPU on both ends, whatever they run)
+  const total = await db.query(
+    `select sum(s.calls)::bigint as calls, round(sum(s.total_exec_time))::bigint as ms
+       from pg_stat_statements s join pg_database d on d.oid = s.dbid
+      where d.datname = current_database() and s.toplevel`,
+  );
+  console.log(
+    `  all top-level statements: ${Number(total.rows[0]?.calls)} calls, ${Number(total.rows[0]?.ms)} ms`,
+  );
+  const byCalls = await db.query(
+    `select s.calls, left(regexp_replace(s.query, '\\s+', ' ', 'g'), 140) as query
+       from pg_stat_statements s join pg_database d on d.oid = s.dbid
+      where d.datname = current_database() and s.toplevel
+      order by s.calls desc limit 12`,
+  );
+  printTable(
+    'The most frequent top-level statements',
+    byCalls.rows.map((r) => ({ calls: Number(r.calls), statement: String(r.query) })),
+  );
 }
 
 /**
