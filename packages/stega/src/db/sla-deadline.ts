@@ -8,6 +8,12 @@ import type { Queryable } from '@stega/pgque';
  */
 export const SLA_DEADLINE_TASK = 'check_sla_breaches';
 export const SLA_DEADLINE_JOB_KEY = 'stega:sla-deadline';
+/**
+ * Where an armer that moved the job says so (NOTIFY at its commit, the job's run_at in epoch
+ * ms): jobs runners set a timer for that instant (jobs/deadline-listener.ts) rather than
+ * finding the job at their next poll.
+ */
+export const SLA_DEADLINE_CHANNEL = 'stega_sla_deadline';
 const MAX_ATTEMPTS = 5;
 
 /**
@@ -29,6 +35,9 @@ export async function slaNextInstant(db: Queryable, after: Date): Promise<Date |
   );
   return (rows[0]?.next as Date | null) ?? null;
 }
+
+/** The NOTIFY of an arming statement: channel $5, the job's run_at in epoch ms. */
+const notifyRunAt = `pg_catalog.pg_notify($5, (extract(epoch from job.run_at) * 1000)::bigint::text)`;
 
 /**
  * Makes the deadline job run no later than `at` (an instant already past runs at once):
@@ -55,16 +64,20 @@ export async function slaDeadlineArm(db: Queryable, at: Date): Promise<Date> {
   const armedAt = armed.rows[0]?.run_at as Date | undefined;
   if (armedAt && armedAt.getTime() <= at.getTime()) return armedAt;
   const kept = await db.query(
-    `select (graphile_worker.add_job($1, '{}'::json, run_at => $2, max_attempts => $3,
-                                     job_key => $4, job_key_mode => 'preserve_run_at')).run_at`,
-    [SLA_DEADLINE_TASK, at, MAX_ATTEMPTS, SLA_DEADLINE_JOB_KEY],
+    `with job as (
+       select (graphile_worker.add_job($1, '{}'::json, run_at => $2, max_attempts => $3,
+                                       job_key => $4, job_key_mode => 'preserve_run_at')).run_at)
+     select job.run_at, ${notifyRunAt} from job`,
+    [SLA_DEADLINE_TASK, at, MAX_ATTEMPTS, SLA_DEADLINE_JOB_KEY, SLA_DEADLINE_CHANNEL],
   );
   const runAt = kept.rows[0]?.run_at as Date | undefined;
   if (runAt && runAt.getTime() <= at.getTime()) return runAt;
   await db.query(
-    `select graphile_worker.add_job($1, '{}'::json, run_at => $2, max_attempts => $3,
-                                    job_key => $4, job_key_mode => 'replace')`,
-    [SLA_DEADLINE_TASK, at, MAX_ATTEMPTS, SLA_DEADLINE_JOB_KEY],
+    `with job as (
+       select (graphile_worker.add_job($1, '{}'::json, run_at => $2, max_attempts => $3,
+                                       job_key => $4, job_key_mode => 'replace')).run_at)
+     select ${notifyRunAt} from job`,
+    [SLA_DEADLINE_TASK, at, MAX_ATTEMPTS, SLA_DEADLINE_JOB_KEY, SLA_DEADLINE_CHANNEL],
   );
   return at;
 }

@@ -244,6 +244,9 @@ export class AlertDelivery {
       { channels: this.settings, timeScale: this.deps.timeScale },
       people,
     );
+    // nothing to record (a policy without channels, a level without anyone to page): no
+    // slot, and no place in the recording statements' queue
+    if (plan.planned.length === 0) return none;
     const release = await this.slots.acquire();
     let claimed: ClaimedDelivery[];
     try {

@@ -2,6 +2,7 @@ import { run } from 'graphile-worker';
 import type pg from 'pg';
 import type { Config } from '../config.js';
 import { SLA_DEADLINE_JOB_KEY, SLA_DEADLINE_TASK } from '../db/sla-deadline.js';
+import { listenForDeadlines } from '../jobs/deadline-listener.js';
 import { graphileLogger } from '../jobs/job-logger.js';
 import { recordJobRuns } from '../jobs/job-run-log.js';
 import { STEGA_CRONTAB, stegaTasks } from '../jobs/tasks.js';
@@ -10,8 +11,10 @@ import type { RunningService } from './service.js';
 
 /**
  * How often an idle runner looks for jobs whose run_at has come. graphile-worker is woken
- * by NOTIFY when a job is added, not when a future run_at arrives, so this bounds how late
- * a deadline armed by another process (a new ticket's clock) starts.
+ * by NOTIFY when a job is added, not when a future run_at arrives; a deadline armed by
+ * another process (a new ticket's clock) is heard on its own channel and timed
+ * (deadline-listener.ts), so this only bounds how late one is found while that connection
+ * is down.
  */
 export const JOBS_POLL_INTERVAL_MS = 250;
 
@@ -19,9 +22,10 @@ export const JOBS_POLL_INTERVAL_MS = 250;
  * The jobs runner: graphile-worker with Stega's tasks and crontab. Any number may run;
  * graphile-worker makes each cron minute fire once across them, and one runner takes each
  * run of the deadline job. On start the deadline job is moved to now (a runner that was
- * down catches up at once); after each check run this runner also sets a timer for the
- * instant it armed and, when it fires, moves the job to that moment and wakes the runners
- * (NOTIFY), so the check starts at the instant rather than at the next poll.
+ * down catches up at once); after each check run, and whenever another process arms the
+ * job (deadline-listener.ts), this runner sets a timer for that instant and, when it fires,
+ * moves the job to that moment and wakes the runners (NOTIFY), so the check starts at the
+ * instant rather than at the next poll.
  */
 export async function startJobs(
   config: Config,
@@ -30,6 +34,8 @@ export async function startJobs(
   now: () => Date = () => new Date(),
   /** Tests leave the per-minute backstop out to see the deadline job alone. */
   crontab = STEGA_CRONTAB,
+  /** Tests lengthen it to see that a deadline armed elsewhere does not wait for a poll. */
+  pollIntervalMs = JOBS_POLL_INTERVAL_MS,
 ): Promise<RunningService> {
   let timer: NodeJS.Timeout | undefined;
   let timerAt = Number.POSITIVE_INFINITY;
@@ -75,7 +81,7 @@ export async function startJobs(
     pgPool: pool,
     concurrency: 2,
     noHandleSignals: true,
-    pollInterval: JOBS_POLL_INTERVAL_MS,
+    pollInterval: pollIntervalMs,
     taskList: stegaTasks({
       pool,
       logger,
@@ -89,6 +95,7 @@ export async function startJobs(
     logger: graphileLogger(logger),
   });
   runLog = recordJobRuns(runner.events, pool, logger, now);
+  const deadlines = listenForDeadlines(pool, logger, onArmed);
   wake();
   logger.info('jobs runner started');
   return {
@@ -96,6 +103,7 @@ export async function startJobs(
     stop: async () => {
       stopped = true;
       clearTimeout(timer);
+      await deadlines.stop();
       await runner.stop();
       await runLog?.stop();
       process.off('unhandledRejection', onUnhandledRejection);
