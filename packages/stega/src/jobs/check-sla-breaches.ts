@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { type BreachCursor, breachRecordDue, warningRecordDue } from '../db/breaches.js';
-import { escalationStartForBreaches } from '../db/escalations.js';
+import { escalationFireDue, escalationStartForBreaches } from '../db/escalations.js';
 import { inTransaction } from '../db/pool.js';
 import { escalateDue } from './escalate-due.js';
 
@@ -21,20 +21,24 @@ export interface SlaCheckResult {
  */
 export async function checkSlaBreaches(pool: pg.Pool, now: Date): Promise<SlaCheckResult> {
   let cursor: BreachCursor | undefined;
+  let firedWithBreaches = 0;
   const breaches = await drain(async (tx) => {
     const recorded = await breachRecordDue(tx, now, CHUNK, cursor);
-    // a breach of a policy with an escalation policy starts its chain in the same transaction
-    await escalationStartForBreaches(
+    // a breach of a policy with an escalation policy starts its chain in the same transaction,
+    // and a first level due at once (delay 0: the breach's page) fires in it too, so the page
+    // commits with its breach instead of after every chunk of the run
+    const started = await escalationStartForBreaches(
       tx,
       recorded.map((b) => b.id),
       now,
     );
+    if (started > 0) firedWithBreaches += (await escalationFireDue(tx, now, CHUNK)).fired.length;
     // the next chunk starts past this one's last clock (a chunk that fails ends the run)
     cursor = recorded.at(-1)?.cursor ?? cursor;
     return recorded;
   }, pool);
   const warnings = await drain((tx) => warningRecordDue(tx, now, CHUNK), pool);
-  const escalations = await escalateDue(pool, now);
+  const escalations = firedWithBreaches + (await escalateDue(pool, now));
   return { breaches, warnings, escalations };
 }
 

@@ -189,6 +189,7 @@ describe('check_sla_breaches', async () => {
                                  and (f.agents -> 0 ->> 'id')::bigint = t.assignee_id)::int as reached,
               count(*) filter (where f.agents = '[]')::int as nobody,
               count(distinct (f.xmin::text, f.cmin::text))::int as commands,
+              count(*) filter (where f.xmin = b.xmin)::int as with_breach,
               (select count(*)::int from stega.ticket_activity x
                 where x.ticket_id = any ($1::bigint[]) and x.action = 'escalation_level_fired') as entries,
               (select count(*)::int from stega.escalations e
@@ -196,16 +197,20 @@ describe('check_sla_breaches', async () => {
                   and e.next_at = $2::timestamptz - interval '1 minute' + interval '30 minutes') as moved_on
          from stega.escalation_firings f
          join stega.tickets t on t.id = f.ticket_id
+         join stega.escalations e on e.id = f.escalation_id
+         join stega.sla_breaches b on b.id = e.breach_id
         where f.ticket_id = any ($1::bigint[]) and f.level = 0`,
       [tickets, now],
     );
-    // 300 levels in two rounds of the firing step (200 a round): two commands wrote them all
+    // level 0 (delay 0) fires with its breach: one command wrote all 300, in the breaches'
+    // own transaction
     expect(rows[0]).toEqual({
       firings: people,
       with_event: people,
       reached: people - 1,
       nobody: 1,
-      commands: 2,
+      commands: 1,
+      with_breach: people,
       entries: people,
       moved_on: people,
     });
@@ -222,6 +227,18 @@ describe('check_sla_breaches', async () => {
     );
     // a second run fires nothing again
     expect((await checkSlaBreaches(db.pool, now)).escalations).toBe(0);
+    // level 1, 30 minutes on, is the firing step's: two rounds (200 a round), two commands
+    const later = new Date(now.getTime() + 29 * 60_000);
+    expect((await checkSlaBreaches(db.pool, later)).escalations).toBe(people);
+    const { rows: next } = await db.pool.query(
+      `select count(*)::int as firings,
+              count(*) filter (where f.event_id is not null)::int as with_event,
+              count(distinct (f.xmin::text, f.cmin::text))::int as commands
+         from stega.escalation_firings f
+        where f.ticket_id = any ($1::bigint[]) and f.level = 1`,
+      [tickets],
+    );
+    expect(next[0]).toEqual({ firings: people, with_event: people, commands: 2 });
   });
 
   it('never leaves a breach row without its event: both roll back together', async () => {
