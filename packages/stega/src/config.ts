@@ -77,6 +77,12 @@ export interface Config {
    * WRITE_LIMIT_WINDOW_SECONDS, default 60); past it they get 429 with Retry-After
    * until the window ends. 0: that kind is not limited. The configured admin token is not limited.
    */
+  /**
+   * Verification messages allowed an hour (VERIFICATION_SENDS_PER_AGENT_HOUR, default 10, for
+   * one agent's contact methods; VERIFICATION_SENDS_PER_ADDRESS_HOUR, default 5, to one
+   * address); 0: no limit.
+   */
+  verificationLimits: { perAgentHour: number; perAddressHour: number };
   writeLimits: {
     tickets: number;
     comments: number;
@@ -532,6 +538,24 @@ export const envSchema = z.object({
   WRITE_LIMIT_WINDOW_SECONDS: intFrom('WRITE_LIMIT_WINDOW_SECONDS', 1, 86_400, 60).meta({
     description:
       "the write limits' window, counted from a principal's first write in it; counted per web process",
+  }),
+  VERIFICATION_SENDS_PER_AGENT_HOUR: intFrom(
+    'VERIFICATION_SENDS_PER_AGENT_HOUR',
+    0,
+    10_000,
+    10,
+  ).meta({
+    description:
+      "verification messages (a code by SMS, call, email or push; a Slack link message) that may go out for one agent's contact methods in an hour, whoever adds or re-sends them; past it adding or re-sending a method gets 429 `STEGA_ERR_TOO_MANY_CODES` with `Retry-After` and nothing is sent. Counted in the database (every web process together). 0: no limit",
+  }),
+  VERIFICATION_SENDS_PER_ADDRESS_HOUR: intFrom(
+    'VERIFICATION_SENDS_PER_ADDRESS_HOUR',
+    0,
+    10_000,
+    5,
+  ).meta({
+    description:
+      'verification messages that may go to one address (a number, an email address, a push endpoint, a Slack user) in an hour, across every agent that adds it: nobody can text, call or mail someone again and again through Stega. 0: no limit',
   }),
   SESSION_IDLE_MINUTES: intFrom('SESSION_IDLE_MINUTES', 5, 10_080, 480).meta({
     description: "a signed-in browser's session ends after this many minutes unused",
@@ -1064,6 +1088,10 @@ export function loadConfig(
       max: e.AUTH_FAILURES_MAX,
       accountMax: e.AUTH_ACCOUNT_FAILURES_MAX,
       windowSeconds: e.AUTH_FAILURES_WINDOW_SECONDS,
+    },
+    verificationLimits: {
+      perAgentHour: e.VERIFICATION_SENDS_PER_AGENT_HOUR,
+      perAddressHour: e.VERIFICATION_SENDS_PER_ADDRESS_HOUR,
     },
     writeLimits: {
       tickets: e.WRITE_LIMIT_TICKETS,

@@ -301,6 +301,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       allowedNetworks: deps.config.webhookAllowedNetworks,
       timeoutMs: deps.config.webhookTimeoutMs,
       mail,
+      limits: deps.config.verificationLimits,
     }),
   );
   await app.register(agentRoutes(ctx));

@@ -16,6 +16,7 @@ import { StegaDomainError } from '../domain/index.js';
  * | STEGA_ERR_TICKET_TRANSITION  | 409    | the ticket life cycle forbids the status change    |
  * | STEGA_ERR_TOO_MANY_FAILURES  | 429    | too many failed sign-ins from this address or for this account; wait |
  * | STEGA_ERR_TOO_MANY_WRITES    | 429    | this principal created too many tickets, comments or acknowledgements in the window (WRITE_LIMIT_*); wait for Retry-After |
+ * | STEGA_ERR_TOO_MANY_CODES     | 429    | too many verification messages for this agent's methods or to this address in the last hour (VERIFICATION_SENDS_PER_*_HOUR); nothing was sent; wait for Retry-After |
  * | STEGA_ERR_SECOND_FACTOR_REQUIRED | 401 | the password is right; the account's TOTP code (or a recovery code) must come with it |
  * | STEGA_ERR_SSO_REFUSED        | 403    | single sign-on refused this person (`reason`); the callback turns it into a redirect |
  * | STEGA_ERR_TOO_LARGE          | 413    | files past a limit (per message, per ticket); `issues` names the field; nothing was stored |
@@ -88,6 +89,24 @@ export class TooManyWritesError extends AppError {
       'STEGA_ERR_TOO_MANY_WRITES',
       429,
       `too many ${what}: at most ${limit} per ${windowSeconds} s for one agent or token; try again in ${retryAfterSeconds} s`,
+    );
+  }
+}
+
+/**
+ * A verification message (a code by SMS, call, email or push; a Slack link message) refused:
+ * the agent's methods, or the address, had `limit` in the last hour. Nothing was sent.
+ */
+export class TooManyCodesError extends AppError {
+  constructor(
+    readonly retryAfterSeconds: number,
+    whose: 'agent' | 'address',
+    limit: number,
+  ) {
+    super(
+      'STEGA_ERR_TOO_MANY_CODES',
+      429,
+      `too many verification messages ${whose === 'agent' ? "for this agent's contact methods" : 'to this address'}: at most ${limit} an hour; try again in ${Math.ceil(retryAfterSeconds / 60)} min`,
     );
   }
 }

@@ -37,6 +37,7 @@ import { URGENCIES } from '../domain/notification-rules.js';
 import type { Actor, ServiceContext } from './context.js';
 import { ForbiddenError, NotFoundError, ValidationError } from './errors.js';
 import type { SignInMail } from './sign-in.js';
+import { type VerificationLimits, verificationSendReserve } from './verification-limits.js';
 
 /**
  * "How to reach me": an agent's contact methods (verified before any rule uses them), their
@@ -54,6 +55,8 @@ export interface VerificationSender {
   timeoutMs: number;
   /** Sends the codes of email methods (the sender of the sign-in emails). */
   mail: SignInMail;
+  /** How many verification messages may go out an hour, per agent and per address. */
+  limits: VerificationLimits;
 }
 
 /** The action of the button that links a Slack user to their contact method (http/routes/slack.ts). */
@@ -128,6 +131,14 @@ export async function addContactMethod(
   if (input.method === 'push') return addPushMethod(ctx, sender, agentId, input);
   const signInAddress =
     input.method === 'email' && input.address.toLowerCase() === agent.email.toLowerCase();
+  // counted (or refused) before the method is stored: a refused one leaves nothing behind
+  if (!signInAddress) {
+    await verificationSendReserve(ctx, sender.limits, {
+      agent_id: agentId,
+      method: input.method,
+      address: input.address,
+    });
+  }
   const now = ctx.now();
   const row = await contactMethodInsert(
     ctx.pool,
@@ -169,7 +180,10 @@ async function addPushMethod(
     { agentId, endpoint, keys, label: input.label ?? null },
     ctx.now(),
   );
-  if (row.verified_at === null) await startVerification(ctx, sender, row);
+  if (row.verified_at === null) {
+    await verificationSendReserve(ctx, sender.limits, row);
+    await startVerification(ctx, sender, row);
+  }
   return contactMethodView((await contactMethodGet(ctx.pool, agentId, row.id)) ?? row);
 }
 
@@ -354,7 +368,10 @@ export async function resendVerification(
       { path: 'method', message: row.invalid_reason ?? 'this method can no longer be used' },
     ]);
   }
-  if (row.verified_at === null) await startVerification(ctx, sender, row);
+  if (row.verified_at === null) {
+    await verificationSendReserve(ctx, sender.limits, row);
+    await startVerification(ctx, sender, row);
+  }
   return contactMethodView(row, actor.agentId === agentId);
 }
 

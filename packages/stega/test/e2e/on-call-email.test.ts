@@ -139,6 +139,60 @@ describe('end to end: an email contact method is verified by a mailed code befor
     expect(mailsTo(hal.email).length).toBe(before);
   });
 
+  it('limits verification mail per address and per agent: past it 429 with Retry-After, and nothing is sent or stored', async () => {
+    const jo = await agent('Jo');
+    const target = 'someone.else@victim.test';
+    const added = await jo.own<Method>('POST', jo.methods, { method: 'email', address: target });
+    expect(added.status, JSON.stringify(added.body)).toBe(201);
+    const resend = () => jo.own<{ code?: string }>('POST', `${jo.methods}/${added.body.id}/resend`);
+    // VERIFICATION_SENDS_PER_ADDRESS_HOUR: 5 (the default), the first code included
+    for (let i = 0; i < 4; i++) expect((await resend()).status).toBe(200);
+    expect(mailsTo(target).length).toBe(5);
+    const refusal = await fetch(`${stega.url}${jo.methods}/${added.body.id}/resend`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stega.token}` },
+    });
+    const body = (await refusal.json()) as { code: string; message: string };
+    expect(refusal.status, JSON.stringify(body)).toBe(429);
+    expect(body.code).toBe('STEGA_ERR_TOO_MANY_CODES');
+    expect(body.message).toMatch(/to this address: at most 5 an hour; try again in \d+ min/);
+    const wait = Number(refusal.headers.get('retry-after'));
+    expect(wait).toBeGreaterThan(3000);
+    expect(wait).toBeLessThanOrEqual(3600);
+    expect(mailsTo(target).length).toBe(5);
+
+    // another agent adding the same address (any case) is refused too, and nothing is stored
+    const kim = await agent('Kim');
+    const again = await kim.own<{ code: string }>('POST', kim.methods, {
+      method: 'email',
+      address: target.toUpperCase(),
+    });
+    expect(again.status).toBe(429);
+    expect(again.body.code).toBe('STEGA_ERR_TOO_MANY_CODES');
+    expect((await kim.own<{ items: Method[] }>('GET', kim.methods)).body.items).toEqual([]);
+    expect(mailsTo(target).length).toBe(5);
+
+    // VERIFICATION_SENDS_PER_AGENT_HOUR: 10 for one agent's methods, whatever the addresses
+    for (let i = 1; i <= 5; i++) {
+      const other = await jo.own('POST', jo.methods, {
+        method: 'email',
+        address: `jo${i}@mail.test`,
+      });
+      expect(other.status, JSON.stringify(other.body)).toBe(201);
+    }
+    const eleventh = await jo.own<{ code: string; message: string }>('POST', jo.methods, {
+      method: 'email',
+      address: 'jo6@mail.test',
+    });
+    expect(eleventh.status).toBe(429);
+    expect(eleventh.body.message).toMatch(/for this agent's contact methods: at most 10 an hour/);
+    expect(mailsTo('jo6@mail.test')).toEqual([]);
+    // Kim's own count is untouched
+    expect(
+      (await kim.own('POST', kim.methods, { method: 'email', address: 'kim2@mail.test' })).status,
+    ).toBe(201);
+  });
+
   it('refuses a malformed address with a 400 naming the field', async () => {
     const ivo = await agent('Ivo');
     const bad = await ivo.own<{ issues?: { path: string; message: string }[] }>(

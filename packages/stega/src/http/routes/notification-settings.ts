@@ -123,7 +123,7 @@ export function notificationSettingsRoutes(
         schema: {
           tags: ['on-call'],
           summary:
-            "Add a contact method: an SMS or voice number (E.164) gets a 6-digit code to verify; a browser's push subscription (https endpoint, keys) gets a test push carrying the code; a Slack user id a message to link; an email address a code by email (the sign-in address: verified at once). Never used before it is verified; email addresses are listed masked to anyone but their agent",
+            "Add a contact method: an SMS or voice number (E.164) gets a 6-digit code to verify; a browser's push subscription (https endpoint, keys) gets a test push carrying the code; a Slack user id a message to link; an email address a code by email (the sign-in address: verified at once). Never used before it is verified; email addresses are listed masked to anyone but their agent. Verification messages are limited per agent and per address an hour (VERIFICATION_SENDS_PER_*_HOUR): past it 429 STEGA_ERR_TOO_MANY_CODES with Retry-After, and nothing is sent or stored",
           params: idParams,
           body: contactMethodInputSchema,
           response: { 201: contactMethodOut, ...errors },
@@ -165,7 +165,8 @@ export function notificationSettingsRoutes(
         config: { access: 'agent' },
         schema: {
           tags: ['on-call'],
-          summary: 'Send a new verification code (the previous one stops counting)',
+          summary:
+            'Send a new verification code (the previous one stops counting); limited like adding a method (429 STEGA_ERR_TOO_MANY_CODES with Retry-After)',
           params: methodParams,
           response: { 200: contactMethodOut, ...errors },
         },

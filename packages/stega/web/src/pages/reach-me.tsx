@@ -131,6 +131,16 @@ function ContactMethods({ agentId }: { agentId: number }) {
       setIssues(issuesOf(error, 'code'));
     }
   };
+  // a new code (the old one stops counting); refused past the hour's limit, said at `code`
+  const resend = async (id: number) => {
+    setIssues([]);
+    try {
+      await api('POST', `${base}/${id}/resend`);
+      setCodes((now) => ({ ...now, [id]: '' }));
+    } catch (error) {
+      setIssues(issuesOf(error, 'code'));
+    }
+  };
   const remove = async (id: number) => {
     await api('DELETE', `${base}/${id}`);
     await load();
@@ -174,6 +184,9 @@ function ContactMethods({ agentId }: { agentId: number }) {
                 />{' '}
                 <button type="button" className="secondary" onClick={() => verify(m.id)}>
                   {m.method === 'push' ? 'Confirm' : 'Verify'}
+                </button>{' '}
+                <button type="button" className="link-button" onClick={() => resend(m.id)}>
+                  {m.method === 'push' ? 'Send a new test push' : 'Send a new code'}
                 </button>
               </>
             ) : null}{' '}
