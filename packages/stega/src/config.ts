@@ -46,6 +46,11 @@ export interface Config {
   /** DATABASE_URL; when unset, `stega start` runs an embedded PostgreSQL in dataDir. */
   databaseUrl: string | undefined;
   /**
+   * Seconds a session may sit idle inside a transaction before PostgreSQL ends it
+   * (DATABASE_IDLE_TRANSACTION_SECONDS, default 10; 0: never): db/session-url.ts.
+   */
+  databaseIdleTransactionSeconds: number;
+  /**
    * The passwords `stega migrate` (run as the database's owner) gives the login roles it
    * creates or updates, one per role (STEGA_WEB_DB_PASSWORD for stega_web,
    * STEGA_MAIL_DB_PASSWORD for stega_mail, STEGA_WORKER_DB_PASSWORD for stega_worker,
@@ -501,6 +506,12 @@ export const envSchema = z.object({
     description:
       'PostgreSQL ≥ 14; unset: `stega start` (and `stega cluster`) runs an embedded one in `STEGA_DATA_DIR`',
   }),
+  DATABASE_IDLE_TRANSACTION_SECONDS: intFrom('DATABASE_IDLE_TRANSACTION_SECONDS', 0, 3600, 10).meta(
+    {
+      description:
+        "a database session of Stega's left idle inside a transaction this long (a process frozen, stopped or cut off between two statements) is ended by PostgreSQL (`idle_in_transaction_session_timeout`, set in every connection's `options`), so its locks cannot hold up breach detection, mail filing or delivery in the other processes for longer; its own work is then retried. Stega's transactions make no network call, so a live one is never idle that long. A `DATABASE_URL` whose `options` set the timeout keeps its own; 0: never (also for a connection pooler that refuses startup options: then set the timeout on the database roles)",
+    },
+  ),
   STEGA_DATA_DIR: z.string().optional().meta({
     type: 'path',
     default: '`.stega`',
@@ -1081,6 +1092,7 @@ export function loadConfig(
     port: e.PORT,
     host: e.HOST?.trim() || '0.0.0.0',
     databaseUrl: e.DATABASE_URL,
+    databaseIdleTransactionSeconds: e.DATABASE_IDLE_TRANSACTION_SECONDS,
     ...appDatabasePasswordsOf(e),
     dataDir: path.resolve(cwd, e.STEGA_DATA_DIR?.trim() || '.stega'),
     adminToken: e.STEGA_ADMIN_TOKEN || undefined,

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Config } from '../config.js';
+import { sessionUrl } from '../db/session-url.js';
 import type { Logger } from '../log.js';
 import type { RunningService } from './service.js';
 
@@ -13,7 +14,9 @@ export async function resolveDatabase(
   config: Config,
   logger: Logger,
 ): Promise<{ url: string; service?: RunningService }> {
-  if (config.databaseUrl) return { url: config.databaseUrl };
+  if (config.databaseUrl) {
+    return { url: sessionUrl(config.databaseUrl, config.databaseIdleTransactionSeconds) };
+  }
   const child = spawn(
     process.execPath,
     [...process.execArgv, process.argv[1] ?? '', 'embedded-postgres'],
@@ -34,7 +37,10 @@ export async function resolveDatabase(
     );
   });
   logger.info({ dataDir: config.dataDir }, 'embedded PostgreSQL started');
-  return { url, service: { name: 'embedded-postgres', stop: () => stopChild(child) } };
+  return {
+    url: sessionUrl(url, config.databaseIdleTransactionSeconds),
+    service: { name: 'embedded-postgres', stop: () => stopChild(child) },
+  };
 }
 
 function stopChild(child: ChildProcess): Promise<void> {
@@ -76,5 +82,5 @@ export function requireDatabaseUrl(config: Config, command: string): string {
       `stega ${command} needs DATABASE_URL (only \`stega start\` runs an embedded PostgreSQL)`,
     );
   }
-  return config.databaseUrl;
+  return sessionUrl(config.databaseUrl, config.databaseIdleTransactionSeconds);
 }
