@@ -76,18 +76,18 @@ export interface Config {
    */
   authFailures: { max: number; accountMax: number; windowSeconds: number };
   /**
+   * Verification messages allowed an hour (VERIFICATION_SENDS_PER_AGENT_HOUR, default 10, for
+   * one agent's contact methods; VERIFICATION_SENDS_PER_ADDRESS_HOUR, default 5, to one
+   * address); 0: no limit.
+   */
+  verificationLimits: { perAgentHour: number; perAddressHour: number };
+  /**
    * Writes one agent or integration token may make per window, each kind counted apart
    * (WRITE_LIMIT_TICKETS, default 60 ticket creations; WRITE_LIMIT_COMMENTS, default 120
    * comments; WRITE_LIMIT_ACKNOWLEDGEMENTS, default 600 acknowledgements;
    * WRITE_LIMIT_WINDOW_SECONDS, default 60); past it they get 429 with Retry-After
    * until the window ends. 0: that kind is not limited. The configured admin token is not limited.
    */
-  /**
-   * Verification messages allowed an hour (VERIFICATION_SENDS_PER_AGENT_HOUR, default 10, for
-   * one agent's contact methods; VERIFICATION_SENDS_PER_ADDRESS_HOUR, default 5, to one
-   * address); 0: no limit.
-   */
-  verificationLimits: { perAgentHour: number; perAddressHour: number };
   writeLimits: {
     tickets: number;
     comments: number;

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { urlForLog } from '../log.js';
-import { AppError, type Issue, TooManyCodesError, toAppError } from '../services/errors.js';
+import { AppError, type Issue, type RetryLater, toAppError } from '../services/errors.js';
 
 /**
  * The one error handler: catalogue errors keep their status, code and issues; request
@@ -24,9 +24,8 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   const mapped = toAppError(error);
   if (mapped instanceof AppError && mapped.status < 500) {
     if (mapped.status >= 400) request.log.info({ code: mapped.code }, mapped.message);
-    if (mapped instanceof TooManyCodesError) {
-      reply.header('retry-after', String(mapped.retryAfterSeconds));
-    }
+    const retryAfter = (mapped as Partial<RetryLater>).retryAfterSeconds;
+    if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
     return reply.code(mapped.status).send({
       error: STATUS_CODES[mapped.status],
       code: mapped.code,

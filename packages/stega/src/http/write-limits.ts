@@ -42,12 +42,11 @@ export function writeLimits(
       timeWindow: limits.windowSeconds * 1000,
       keyGenerator: (request) => `${kind}:${principalOf(actorOf(request))}`,
     });
-    return async (request, reply) => {
+    return async (request) => {
       if (principalOf(actorOf(request)) === undefined) return;
       const counted = await counter(request);
       if (counted.isAllowed || !counted.isExceeded) return;
       const seconds = Math.max(1, counted.ttlInSeconds);
-      reply.header('retry-after', String(seconds));
       throw new TooManyWritesError(seconds, WORDS[kind], max, limits.windowSeconds);
     };
   };

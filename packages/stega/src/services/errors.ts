@@ -28,6 +28,11 @@ export interface Issue {
   message: string;
 }
 
+/** A refusal that says when to come back: the HTTP layer sends it as `Retry-After`. */
+export interface RetryLater {
+  readonly retryAfterSeconds: number;
+}
+
 export class AppError extends Error {
   readonly code: string;
   readonly status: number;
@@ -64,7 +69,7 @@ export class UnauthenticatedError extends AppError {
   }
 }
 
-export class TooManyFailuresError extends AppError {
+export class TooManyFailuresError extends AppError implements RetryLater {
   constructor(
     readonly retryAfterSeconds: number,
     from: 'this address' | 'this account' = 'this address',
@@ -78,7 +83,7 @@ export class TooManyFailuresError extends AppError {
 }
 
 /** One principal (agent or token) wrote more of `what` than its window allows. */
-export class TooManyWritesError extends AppError {
+export class TooManyWritesError extends AppError implements RetryLater {
   constructor(
     readonly retryAfterSeconds: number,
     what: string,
@@ -97,7 +102,7 @@ export class TooManyWritesError extends AppError {
  * A verification message (a code by SMS, call, email or push; a Slack link message) refused:
  * the agent's methods, or the address, had `limit` in the last hour. Nothing was sent.
  */
-export class TooManyCodesError extends AppError {
+export class TooManyCodesError extends AppError implements RetryLater {
   constructor(
     readonly retryAfterSeconds: number,
     whose: 'agent' | 'address',
