@@ -22,9 +22,10 @@ const DETECTION_LOCK = "hashtext('stega.breach_detection')";
  * Publishes the alerts of CTE `a` (id drawn from its table's sequence, ticket_id, kind,
  * due_at, detected_at, …) with one send_batch of the engine (one insert into the event table,
  * not one function call per alert), as CTE `sent` (ids, events: the event ids in the order of
- * the alert ids); `$3` the queue, `$4` the event type, `extra` the payload's own fields.
+ * the alert ids); `queue` and `type` the parameters naming the queue and the event type,
+ * `extra` the payload's own fields.
  */
-function sendAll(extra: string): string {
+function sendAll(extra: string, queue: string, type: string): string {
   return `p as (
        select a.id, jsonb_build_object(${extra}, ${ALERT_PAYLOAD}) as payload
          from a
@@ -33,7 +34,7 @@ function sendAll(extra: string): string {
      sent as (
        select array_agg(p.id order by p.id) as ids,
               -- Stega's own transactional write: the alert rows and their events in one statement
-              pgque.send_batch($3::text, $4::text, array_agg(p.payload::text order by p.id)) as events
+              pgque.send_batch(${queue}::text, ${type}::text, array_agg(p.payload::text order by p.id)) as events
          from p
        having count(*) > 0),
      ev as (select u.id, u.event_id from sent, unnest(sent.ids, sent.events) as u (id, event_id))`;
@@ -47,43 +48,91 @@ export interface BreachCursor {
   kind: string;
 }
 
+/** A breach one chunk recorded. */
+export interface RecordedBreach {
+  id: number;
+  ticketId: number;
+  cursor: BreachCursor;
+}
+
+/** What one chunk of a detector run did, and where the next one starts (null: nothing left). */
+export interface BreachChunk {
+  recorded: RecordedBreach[];
+  next: BreachCursor | null;
+}
+
+/** The clocks due at `$1` and past the cursor (`$3`..`$5`), joined to their tickets `t`. */
+const DUE_CLOCKS = `
+   from stega.sla_clocks c
+   join stega.tickets t on t.id = c.ticket_id
+  where c.stopped_at is null and c.paused_since is null and c.due_at <= $1
+    and (c.due_at, c.ticket_id, c.kind) > ($3::timestamptz, $4::bigint, $5::text)
+    and t.status in ('open', 'in_progress')
+    and not exists (select 1 from stega.sla_breaches b
+                     where b.ticket_id = c.ticket_id and b.kind = c.kind and b.due_at = c.due_at)`;
+
 /**
- * Records every breach due at `now` that is not recorded yet and publishes its
- * ticket.sla_breached event, in the caller's transaction: the row and its event commit
+ * Records every breach due at `now` that is not recorded yet, at most `limit`, and publishes
+ * its ticket.sla_breached event, in the caller's transaction: the row and its event commit
  * together or not at all, with each breach's `sla_breached` entry in its ticket's activity;
  * the events of one call go out in one send_batch, and each row is inserted with its event id
  * (its id drawn first, so one statement writes it all). Detectors take a transaction-level
  * advisory lock first: overlapping runs record one chunk at a time, and each sees the
  * breaches the others committed, so no event is ever sent for a breach another run recorded
  * (a duplicate would fail the unique (ticket, kind, due_at) key and roll back, event and all).
- * `after` continues a run where its previous chunk stopped, so a storm's later chunks do not
- * re-read its earlier breaches. Returns the breaches recorded by this call, at most `limit`,
- * in key order.
+ *
+ * The chunk's tickets are locked first, in id order, the order every ticket write takes them
+ * in (a write locks its ticket before its clocks and chains): a detector holding a breach's
+ * rows never waits for a ticket a writer holds while that writer waits for it. The breaches
+ * are then read again with the locks held, so a clock a writer stopped or moved meanwhile is
+ * seen as it now is. `after` continues a run where its previous chunk stopped, so a storm's
+ * later chunks do not re-read its earlier breaches.
  */
-export async function breachRecordDue(
+export async function breachRecordChunk(
   db: Queryable,
   now: Date,
   limit: number,
   after?: BreachCursor,
-): Promise<{ id: number; ticketId: number; cursor: BreachCursor }[]> {
+): Promise<BreachChunk> {
   await db.query(`select pg_advisory_xact_lock(${DETECTION_LOCK})`);
+  const from = [after?.dueAt ?? '-infinity', after?.ticketId ?? 0, after?.kind ?? ''];
+  const { rows: found } = await db.query(
+    `with due as (
+       select c.ticket_id, c.kind, c.due_at ${DUE_CLOCKS}
+        order by c.due_at, c.ticket_id, c.kind
+        limit $2),
+     locked as (
+       select t.id from stega.tickets t
+        where t.id in (select ticket_id from due)
+        order by t.id
+          for no key update)
+     select (select count(*) from due)::int as found,
+            (select array_agg(id) from locked) as ticket_ids,
+            last.due_at::text as due_key, last.ticket_id, last.kind
+       from (select 1) as one
+       left join lateral (select * from due order by due_at desc, ticket_id desc, kind desc
+                           limit 1) as last on true`,
+    [now, limit, ...from],
+  );
+  const head = found[0] as Record<string, unknown>;
+  if (Number(head.found) === 0) return { recorded: [], next: null };
+  const last: BreachCursor = {
+    dueAt: String(head.due_key),
+    ticketId: Number(head.ticket_id),
+    kind: String(head.kind),
+  };
   const { rows } = await db.query(
     `with due as (
-       select c.ticket_id, c.kind, c.due_at
-         from stega.sla_clocks c
-         join stega.tickets t on t.id = c.ticket_id
-        where c.stopped_at is null and c.paused_since is null and c.due_at <= $1
-          and (c.due_at, c.ticket_id, c.kind) > ($5::timestamptz, $6::bigint, $7::text)
-          and t.status in ('open', 'in_progress')
-          and not exists (select 1 from stega.sla_breaches b
-                           where b.ticket_id = c.ticket_id and b.kind = c.kind and b.due_at = c.due_at)
+       select c.ticket_id, c.kind, c.due_at ${DUE_CLOCKS}
+          and c.ticket_id = any ($8::bigint[])
+          and (c.due_at, c.ticket_id, c.kind) <= ($9::timestamptz, $10::bigint, $11::text)
         order by c.due_at, c.ticket_id, c.kind
         limit $2),
      a as materialized (
        select nextval(pg_get_serial_sequence('stega.sla_breaches', 'id')) as id,
               due.ticket_id, due.kind, due.due_at, $1::timestamptz as detected_at
          from due),
-     ${sendAll("'breach_id', a.id")},
+     ${sendAll("'breach_id', a.id", '$6', '$7')},
      b as (
        insert into stega.sla_breaches (id, ticket_id, kind, due_at, detected_at, event_id)
        overriding system value
@@ -105,34 +154,79 @@ export async function breachRecordDue(
     [
       now,
       limit,
+      ...from,
       NOTIFICATIONS_QUEUE,
       EVENT_TYPES.slaBreached,
-      after?.dueAt ?? '-infinity',
-      after?.ticketId ?? 0,
-      after?.kind ?? '',
+      head.ticket_ids,
+      last.dueAt,
+      last.ticketId,
+      last.kind,
     ],
   );
-  return rows.map((row) => ({
+  const recorded = rows.map((row) => ({
     id: Number(row.id),
     ticketId: Number(row.ticket_id),
     cursor: { dueAt: String(row.due_key), ticketId: Number(row.ticket_id), kind: String(row.kind) },
   }));
+  // every clock up to the chunk's last was seen (recorded, or stopped meanwhile)
+  return { recorded, next: Number(head.found) === limit ? last : null };
 }
 
-/**
- * Records and publishes ticket.sla_warning for running clocks past their next warning
- * instant but not yet due, once per (ticket, kind, due_at, threshold). A clock past several
- * thresholds at once (a late run, a moved due time) warns at the highest only; a warning
- * stands for the thresholds below it. Each clock found moves its `next_warn_at` on to its
- * next threshold (or null). Same transaction and lock as breaches: a concurrent run waits, then
- * finds the warnings this one committed and records none of them again.
- */
-export async function warningRecordDue(
+/** breachRecordChunk's breaches alone: one chunk of at most `limit`, in key order. */
+export async function breachRecordDue(
   db: Queryable,
   now: Date,
   limit: number,
-): Promise<{ id: number; ticketId: number }[]> {
+  after?: BreachCursor,
+): Promise<RecordedBreach[]> {
+  return (await breachRecordChunk(db, now, limit, after)).recorded;
+}
+
+/** The running clocks past their next warning instant at `$1`, joined to their tickets `t`. */
+const WARNING_CLOCKS = `
+   from stega.sla_clocks k
+   join stega.tickets t on t.id = k.ticket_id
+  where k.stopped_at is null and k.paused_since is null
+    and k.next_warn_at <= $1 and k.due_at > $1
+    and t.status in ('open', 'in_progress')`;
+
+/** A warning event's own payload fields, from CTE `a`. */
+const WARNING_FIELDS = `'warning_id', a.id, 'elapsed_share', a.elapsed_share, 'threshold', a.threshold,
+  'warn_at', to_char(a.warn_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * Records and publishes ticket.sla_warning for running clocks past their next warning
+ * instant but not yet due, once per (ticket, kind, due_at, threshold), at most `limit` clocks;
+ * `more` when there may be others. A clock past several thresholds at once (a late run, a
+ * moved due time) warns at the highest only; a warning stands for the thresholds below it.
+ * Each clock found moves its `next_warn_at` on to its next threshold (or null). Same
+ * transaction and lock as breaches: a concurrent run waits, then finds the warnings this one
+ * committed and records none of them again. As breaches do, it locks the tickets first, in
+ * id order, then reads the clocks again: a clock's row is never held while its ticket is
+ * waited for.
+ */
+export async function warningRecordChunk(
+  db: Queryable,
+  now: Date,
+  limit: number,
+): Promise<{ recorded: { id: number; ticketId: number }[]; more: boolean }> {
   await db.query(`select pg_advisory_xact_lock(${DETECTION_LOCK})`);
+  const { rows: locks } = await db.query(
+    `with found as (
+       select k.ticket_id ${WARNING_CLOCKS}
+        order by k.next_warn_at
+        limit $2),
+     locked as (
+       select t.id from stega.tickets t
+        where t.id in (select ticket_id from found)
+        order by t.id
+          for key share)
+     select (select count(*) from found)::int as found,
+            (select array_agg(id) from locked) as ticket_ids`,
+    [now, limit],
+  );
+  const head = locks[0] as Record<string, unknown>;
+  if (Number(head.found) === 0) return { recorded: [], more: false };
   const { rows } = await db.query(
     `with found as (
        select c.ticket_id, c.kind, c.due_at, w.threshold, w.at as warn_at, c.shares, c.instants,
@@ -143,11 +237,8 @@ export async function warningRecordDue(
                     / nullif(extract(epoch from (c.due_at - c.started_at)), 0), 3) as share
          from (select k.*, coalesce(k.warning_shares, array[null::numeric]) as shares,
                       coalesce(k.warning_instants, array[k.warn_at]) as instants
-                 from stega.sla_clocks k
-                 join stega.tickets t on t.id = k.ticket_id
-                where k.stopped_at is null and k.paused_since is null
-                  and k.next_warn_at <= $1 and k.due_at > $1
-                  and t.status in ('open', 'in_progress')
+                 ${WARNING_CLOCKS}
+                  and k.ticket_id = any ($5::bigint[])
                 order by k.next_warn_at
                 limit $2) c
          -- the highest threshold passed (a clock written before thresholds: its one warning)
@@ -170,8 +261,7 @@ export async function warningRecordDue(
                    and s.share > greatest(coalesce(f.threshold, 1), coalesce(f.warned, 0)))
          from found f
         where k.ticket_id = f.ticket_id and k.kind = f.kind and k.due_at = f.due_at),
-     ${sendAll(`'warning_id', a.id, 'elapsed_share', a.elapsed_share, 'threshold', a.threshold,
-                'warn_at', to_char(a.warn_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`)},
+     ${sendAll(WARNING_FIELDS, '$3', '$4')},
      w as (
        insert into stega.sla_warnings
          (id, ticket_id, kind, due_at, warn_at, detected_at, elapsed_share, threshold, event_id)
@@ -181,7 +271,17 @@ export async function warningRecordDue(
          from ev join a on a.id = ev.id
        returning id, ticket_id)
      select w.id, w.ticket_id from w order by w.id`,
-    [now, limit, NOTIFICATIONS_QUEUE, EVENT_TYPES.slaWarning],
+    [now, limit, NOTIFICATIONS_QUEUE, EVENT_TYPES.slaWarning, head.ticket_ids],
   );
-  return rows.map((row) => ({ id: Number(row.id), ticketId: Number(row.ticket_id) }));
+  const recorded = rows.map((row) => ({ id: Number(row.id), ticketId: Number(row.ticket_id) }));
+  return { recorded, more: Number(head.found) === limit };
+}
+
+/** warningRecordChunk's warnings alone. */
+export async function warningRecordDue(
+  db: Queryable,
+  now: Date,
+  limit: number,
+): Promise<{ id: number; ticketId: number }[]> {
+  return (await warningRecordChunk(db, now, limit)).recorded;
 }

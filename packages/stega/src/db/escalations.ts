@@ -195,15 +195,34 @@ export async function escalationFireDue(
   now: Date,
   limit: number,
 ): Promise<{ chains: number; fired: { firingId: number; ticketId: number; level: number }[] }> {
+  // the chains' tickets first, in id order, as every ticket write takes them (it locks its
+  // ticket, then stops the ticket's chains): a chain is never held while its ticket is waited for
+  const { rows: locks } = await db.query(
+    `with due as (
+       select e.ticket_id from stega.escalations e
+        where e.stopped_at is null and e.next_at is not null and e.next_at <= $1
+        order by e.next_at
+        limit $2),
+     locked as (
+       select t.id from stega.tickets t
+        where t.id in (select ticket_id from due)
+        order by t.id
+          for key share)
+     select array_agg(id) as ticket_ids from locked`,
+    [now, limit],
+  );
+  const ticketIds = locks[0]?.ticket_ids ?? null;
+  if (ticketIds === null) return { chains: 0, fired: [] };
   const { rows: due } = await db.query(
     `select e.id, e.breach_id, e.ticket_id, e.kind, e.due_at, e.levels, e.next_level, e.next_at,
             ${LIVE} as live, ${STOP_REASON} as reason, t.assignee_id, t.team_id
        from stega.escalations e ${CLOCK_JOIN}
       where e.stopped_at is null and e.next_at is not null and e.next_at <= $1
+        and e.ticket_id = any ($3::bigint[])
       order by e.next_at
       limit $2
       for update of e skip locked`,
-    [now, limit],
+    [now, limit, ticketIds],
   );
   const ended = due.filter((row) => !row.live);
   if (ended.length > 0) {

@@ -37,3 +37,28 @@ export async function inTransaction<T>(
     client.release();
   }
 }
+
+/** The SQLSTATEs after which a transaction can simply run again: deadlock, serialization. */
+const RETRYABLE = new Set(['40P01', '40001']);
+
+/**
+ * inTransaction for work that may lose a deadlock to a concurrent transaction (the detectors
+ * against ticket writes): a transaction PostgreSQL chose as the deadlock's victim, rolled back
+ * whole, runs again, at most `attempts` times in all. `work` must leave nothing outside the
+ * database until it returns (no state of the caller changed, nothing sent): a rolled back run
+ * must be as if it never happened.
+ */
+export async function inRetriedTransaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+  attempts = 3,
+): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await inTransaction(pool, work);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (attempt >= attempts || typeof code !== 'string' || !RETRYABLE.has(code)) throw error;
+    }
+  }
+}

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { escalationFireDue } from '../db/escalations.js';
-import { inTransaction } from '../db/pool.js';
+import { inRetriedTransaction } from '../db/pool.js';
 
 /** How many chains one transaction handles at most. */
 const CHUNK = 200;
@@ -13,7 +13,7 @@ const CHUNK = 200;
 export async function escalateDue(pool: pg.Pool, now: Date): Promise<number> {
   let fired = 0;
   for (;;) {
-    const round = await inTransaction(pool, (tx) => escalationFireDue(tx, now, CHUNK));
+    const round = await inRetriedTransaction(pool, (tx) => escalationFireDue(tx, now, CHUNK));
     fired += round.fired.length;
     if (round.chains === 0) return fired;
   }

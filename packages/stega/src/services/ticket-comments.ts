@@ -5,7 +5,7 @@ import type { CommentRow } from '../db/comments.js';
 import { commentInsert } from '../db/comments.js';
 import { type CustomerEmailRow, customerEmailGetByComment } from '../db/customer-emails.js';
 import { policyGet } from '../db/policies.js';
-import { inTransaction } from '../db/pool.js';
+import { inRetriedTransaction } from '../db/pool.js';
 import { ticketUpdate } from '../db/tickets.js';
 import { recordAgentReply, recordRequesterReply } from '../domain/index.js';
 import { isEmailedReply, replyOutRecord } from '../mail/reply-out.js';
@@ -47,7 +47,7 @@ export async function addComment(
   input: CommentInput,
   attached?: { files: CommentFile[]; limits: AttachmentLimits },
 ): Promise<CommentRow> {
-  const { comment, email } = await inTransaction(ctx.pool, async (tx) => {
+  const { comment, email } = await inRetriedTransaction(ctx.pool, async (tx) => {
     const comment = await insertComment(tx, ctx, actor, ticketId, input);
     const files =
       attached && attached.files.length > 0

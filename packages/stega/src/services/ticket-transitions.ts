@@ -1,6 +1,6 @@
 import type { Queryable } from '@stega/pgque';
 import type { ActivityEntry } from '../db/activity.js';
-import { inTransaction } from '../db/pool.js';
+import { inRetriedTransaction } from '../db/pool.js';
 import { type TicketColumns, ticketUpdate } from '../db/tickets.js';
 import {
   assertTransition,
@@ -27,7 +27,7 @@ export async function transitionTicket(
   id: number,
   to: TicketStatus,
 ): Promise<TicketDetail> {
-  await inTransaction(ctx.pool, (tx) => changeTicketStatus(tx, ctx, actor, id, to));
+  await inRetriedTransaction(ctx.pool, (tx) => changeTicketStatus(tx, ctx, actor, id, to));
   return getTicket(ctx, id, actor, { afterWrite: true });
 }
 

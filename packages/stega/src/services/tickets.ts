@@ -1,6 +1,6 @@
 import type { Queryable } from '@stega/pgque';
 import type { ActivityEntry } from '../db/activity.js';
-import { inTransaction } from '../db/pool.js';
+import { inRetriedTransaction, inTransaction } from '../db/pool.js';
 import {
   type TicketColumns,
   type TicketRow,
@@ -150,7 +150,7 @@ export async function updateTicket(
   patch: TicketPatch,
 ): Promise<TicketDetail> {
   const now = ctx.now();
-  await inTransaction(ctx.pool, async (tx) => {
+  await inRetriedTransaction(ctx.pool, async (tx) => {
     const ticket = await lockTicket(tx, id, ticketViewerOf(ctx, actor));
     const changes: Partial<TicketColumns> = {};
     const entries: ActivityEntry[] = [];
