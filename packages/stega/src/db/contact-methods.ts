@@ -122,6 +122,21 @@ export async function contactMethodGet(
   return rows[0] ? contactOf(rows[0]) : null;
 }
 
+/** The agent's method of this kind and address, if they have it. */
+export async function contactMethodFind(
+  db: Queryable,
+  agentId: number,
+  method: ContactMethodKind,
+  address: string,
+): Promise<ContactMethodRow | null> {
+  const { rows } = await db.query(
+    `select ${COLUMNS} from stega.contact_methods
+      where agent_id = $1 and method = $2 and address = $3`,
+    [agentId, method, address],
+  );
+  return rows[0] ? contactOf(rows[0]) : null;
+}
+
 export async function contactMethodDelete(
   db: Queryable,
   agentId: number,

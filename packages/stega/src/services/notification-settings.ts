@@ -5,6 +5,7 @@ import {
   contactMethodCodeCheck,
   contactMethodCodeSet,
   contactMethodDelete,
+  contactMethodFind,
   contactMethodGet,
   contactMethodInsert,
   contactMethodList,
@@ -131,8 +132,12 @@ export async function addContactMethod(
   if (input.method === 'push') return addPushMethod(ctx, sender, agentId, input);
   const signInAddress =
     input.method === 'email' && input.address.toLowerCase() === agent.email.toLowerCase();
-  // counted (or refused) before the method is stored: a refused one leaves nothing behind
-  if (!signInAddress) {
+  // counted (or refused) before the method is stored: a refused one leaves nothing behind;
+  // a method the agent has verified already is returned as it is, nothing sent or counted
+  const verified =
+    !signInAddress &&
+    (await contactMethodFind(ctx.pool, agentId, input.method, input.address))?.verified_at;
+  if (!signInAddress && !verified) {
     await verificationSendReserve(ctx, sender.limits, {
       agent_id: agentId,
       method: input.method,

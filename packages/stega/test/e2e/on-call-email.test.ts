@@ -187,6 +187,22 @@ describe('end to end: an email contact method is verified by a mailed code befor
     expect(eleventh.status).toBe(429);
     expect(eleventh.body.message).toMatch(/for this agent's contact methods: at most 10 an hour/);
     expect(mailsTo('jo6@mail.test')).toEqual([]);
+    // a method already verified, added again, is returned as it is: nothing sent or counted
+    const jo1 = (await jo.own<{ items: Method[] }>('GET', jo.methods)).body.items.find(
+      (m) => m.address === 'jo1@mail.test',
+    );
+    const code = /verification code is (\d{6})/.exec(
+      mailsTo('jo1@mail.test')[0]?.header('subject') ?? '',
+    )?.[1];
+    const confirmed = await jo.own<Method>('POST', `${jo.methods}/${jo1?.id}/verify`, { code });
+    expect(confirmed.body.verified).toBe(true);
+    const readded = await jo.own<Method>('POST', jo.methods, {
+      method: 'email',
+      address: 'jo1@mail.test',
+    });
+    expect(readded.status, JSON.stringify(readded.body)).toBe(201);
+    expect(readded.body).toMatchObject({ id: jo1?.id, verified: true });
+    expect(mailsTo('jo1@mail.test').length).toBe(1);
     // Kim's own count is untouched
     expect(
       (await kim.own('POST', kim.methods, { method: 'email', address: 'kim2@mail.test' })).status,
