@@ -16,7 +16,7 @@ import { isoDateSchema, minuteOfDay, timeZoneSchema, WEEKDAYS } from './calendar
  * - `restrictions` (optional): the layer only has someone inside these windows, e.g.
  *   weekdays 09:00-17:00. Each is a set of weekdays, a start and an end in the schedule's
  *   zone; an end at or before the start crosses midnight (22:00-06:00 starts on the days
- *   named and ends the next morning).
+ *   named and ends the next morning); 00:00-24:00 is the whole of each day named.
  */
 
 export const SHIFT_UNITS = ['hours', 'days', 'weeks'] as const;
@@ -40,11 +40,13 @@ export const restrictionSchema = z
   })
   .superRefine((window, ctx) => {
     if (!CLOCK_TIME.test(window.start) || !END_TIME.test(window.end)) return;
-    if (minuteOfDay(window.end) % 1440 === minuteOfDay(window.start)) {
+    // 00:00-24:00 is the whole of each day named; any other end equal to its start is ambiguous
+    // (no time, or a whole turn of the clock)
+    if (minuteOfDay(window.end) === minuteOfDay(window.start)) {
       ctx.addIssue({
         code: 'custom',
         path: ['end'],
-        message: `must differ from start (${window.start}); leave restrictions out for all day`,
+        message: `must differ from start (${window.start}); for whole days, 00:00 to 24:00`,
       });
     }
   });

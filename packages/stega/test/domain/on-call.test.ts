@@ -198,6 +198,25 @@ describe('restrictions', () => {
     ]);
   });
 
+  it('00:00-24:00 is the whole of each day named: 23 real hours on the day Lisbon springs forward', () => {
+    const s = schedule('Europe/Lisbon', [
+      {
+        participant_ids: [A],
+        shift_length: 1,
+        shift_unit: 'weeks',
+        handoff_time: '00:00',
+        start_date: '2026-03-02',
+        restrictions: [{ days: ['sunday'], start: '00:00', end: '24:00' }],
+      },
+    ]);
+    // Sunday 29 March: local midnight is 00:00Z (WET), Monday's is 23:00Z (WEST)
+    expect(lines(s, '2026-03-28T12:00:00Z', '2026-03-30T12:00:00Z')).toEqual([
+      '2026-03-28T12:00..2026-03-29T00:00 gap',
+      '2026-03-29T00:00..2026-03-29T23:00 1',
+      '2026-03-29T23:00..2026-03-30T12:00 gap',
+    ]);
+  });
+
   it('an overnight window 22:00-06:00 across fall back in New York lasts 9 real hours', () => {
     const s = schedule('America/New_York', [
       {
@@ -372,5 +391,17 @@ describe('validation names the field', () => {
       restrictions: [{ days: ['monday'], start: '09:00', end: '09:00' }],
     });
     expect(empty.error?.issues.map((i) => i.path.join('.'))).toEqual(['restrictions.0.end']);
+    const midnight = (start: string, end: string) =>
+      rotationLayerSchema.safeParse({
+        participant_ids: [1],
+        shift_length: 1,
+        shift_unit: 'days',
+        handoff_time: '09:00',
+        start_date: '2026-01-01',
+        restrictions: [{ days: ['saturday'], start, end }],
+      }).success;
+    expect(midnight('00:00', '24:00')).toBe(true);
+    expect(midnight('00:00', '00:00')).toBe(false);
+    expect(midnight('18:00', '24:00')).toBe(true);
   });
 });

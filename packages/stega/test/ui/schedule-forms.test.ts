@@ -77,6 +77,14 @@ describe('on-call schedule forms in a browser', async () => {
     expect(
       await form.locator('#f-new-schedule-layers-0-shift_length-error').textContent(),
     ).toContain('must be at least 1');
+    // and in the summary, in the fields' own words, each linked to its field
+    const summary = page.getByRole('alert').filter({ hasText: 'Not saved' });
+    const listed = await summary.textContent();
+    expect(listed).toContain('Time zone: "Mars/Olympus_Mons" is not an IANA time zone');
+    expect(listed).toContain('Layer 1 shift length: must be at least 1');
+    expect(listed).not.toContain('layers');
+    await summary.getByRole('link', { name: /^Layer 1 shift length/ }).click();
+    await expect.poll(() => length.evaluate((el) => el === document.activeElement)).toBe(true);
     expect(await stega.api<{ items: unknown[] }>('GET', '/api/schedules')).toMatchObject({
       body: { items: [] },
     });
@@ -144,5 +152,35 @@ describe('on-call schedule forms in a browser', async () => {
     }>('GET', '/api/schedules');
     expect(stored.body.items[0]?.layers.map((l) => l.participant_ids.length)).toEqual([1, 1]);
     expect(stored.body.items[0]?.fallback_agent_id).toBeGreaterThan(0);
+  });
+
+  it('a window from 00:00 to 00:00 is the whole day: saved as until 24:00, shown again as 00:00', async () => {
+    await page.getByRole('button', { name: 'Edit Support primary' }).click();
+    const form = page.getByRole('form', { name: 'Edit schedule Support primary' });
+    await form.getByRole('button', { name: 'Add a window to layer 1' }).click();
+    const days = form.getByRole('group', { name: 'Layer 1 window 1 days' });
+    for (const day of ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday']) {
+      await days.getByLabel(day).uncheck();
+    }
+    await days.getByLabel('Saturday').check();
+    await days.getByLabel('Sunday').check();
+    await form.getByLabel('Layer 1 window 1 from').fill('00:00');
+    await form.getByLabel('Layer 1 window 1 until').fill('00:00');
+    await form.getByRole('button', { name: 'Save schedule' }).click();
+    const windows = async () =>
+      (
+        await stega.api<{
+          items: { layers: { restrictions: { days: string[]; start: string; end: string }[] }[] }[];
+        }>('GET', '/api/schedules')
+      ).body.items[0]?.layers[0]?.restrictions;
+    await expect
+      .poll(windows)
+      .toEqual([{ days: ['saturday', 'sunday'], start: '00:00', end: '24:00' }]);
+    await page.getByRole('form', { name: 'Edit schedule Support primary' }).waitFor({
+      state: 'detached',
+    });
+    await page.getByRole('button', { name: 'Edit Support primary' }).click();
+    const again = page.getByRole('form', { name: 'Edit schedule Support primary' });
+    expect(await again.getByLabel('Layer 1 window 1 until').inputValue()).toBe('00:00');
   });
 });

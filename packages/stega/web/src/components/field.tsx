@@ -69,18 +69,36 @@ export function Field({
   );
 }
 
-/** The input of an issue, or of its nearest parent path (`email[1]` -> `email`). */
-function inputFor(path: string): HTMLElement | null {
+/** A path and its parents, nearest first (`layers[0].name` -> `layers[0]` -> `layers`). */
+function* pathAndParents(path: string): Generator<string> {
   for (let p = path; p; p = p.replace(/(\[\d+\]|\.[^.[]+)$/, '')) {
-    const found = document.getElementById(fieldId(p));
+    yield p;
+    if (!/(\[\d+\]|\.[^.[]+)$/.test(p)) return;
+  }
+}
+
+/** The id of the element for `path` in a form whose fields carry `idPrefix`. */
+function prefixedId(path: string, idPrefix: string | undefined): string {
+  return fieldId(idPrefix ? `${idPrefix}.${path}` : path);
+}
+
+/** Whether the form has a field for `path` or for one of its parents (a link can focus it). */
+export function hasField(path: string, idPrefix?: string): boolean {
+  return inputFor(path, idPrefix) !== null;
+}
+
+/** The input of an issue, or of its nearest parent path (`email[1]` -> `email`). */
+function inputFor(path: string, idPrefix?: string): HTMLElement | null {
+  for (const p of pathAndParents(path)) {
+    const found = document.getElementById(prefixedId(p, idPrefix));
     if (found) return found;
-    if (!/(\[\d+\]|\.[^.[]+)$/.test(p)) break;
   }
   return null;
 }
 
 function focusField(event: MouseEvent<HTMLAnchorElement>) {
-  const target = inputFor(event.currentTarget.dataset.path ?? '');
+  const { path, prefix } = event.currentTarget.dataset;
+  const target = inputFor(path ?? '', prefix);
   event.preventDefault();
   if (!target) return;
   target.focus();
@@ -91,12 +109,15 @@ function focusField(event: MouseEvent<HTMLAnchorElement>) {
  * The words for an issue's field: the label of its input on the page (or of its nearest
  * parent's), else the path made readable (`resolution_minutes` -> `Resolution minutes`).
  */
-export function fieldLabel(path: string): string {
-  for (let p = path; p; p = p.replace(/(\[\d+\]|\.[^.[]+)$/, '')) {
-    const found = document.querySelector(`label[for="${fieldId(p)}"]`);
+export function fieldLabel(path: string, idPrefix?: string): string {
+  for (const p of pathAndParents(path)) {
+    const id = prefixedId(p, idPrefix);
+    // a field's own label, or the legend of the group it heads (a row of checkboxes)
+    const found =
+      document.querySelector(`label[for="${id}"]`) ??
+      document.getElementById(id)?.closest('fieldset')?.querySelector(':scope > legend');
     const text = found?.textContent?.trim();
     if (text) return text;
-    if (!/(\[\d+\]|\.[^.[]+)$/.test(p)) break;
   }
   return readablePath(path);
 }
@@ -130,11 +151,14 @@ export function ErrorSummary({
   issues,
   message,
   knownPaths,
+  idPrefix,
 }: {
   issues: Issue[];
   message: string | undefined;
   /** Paths that have a field in this form; others are listed without a link. */
   knownPaths?: (path: string) => boolean;
+  /** The prefix of the form's field ids, when its fields carry one (several forms on a page). */
+  idPrefix?: string | undefined;
 }) {
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -150,11 +174,16 @@ export function ErrorSummary({
           {issues.map((issue) => (
             <li key={`${issue.path}:${issue.message}`}>
               {knownPaths?.(issue.path) !== false ? (
-                <a href={`#${fieldId(issue.path)}`} data-path={issue.path} onClick={focusField}>
-                  {fieldLabel(issue.path)}: {issue.message}
+                <a
+                  href={`#${prefixedId(issue.path, idPrefix)}`}
+                  data-path={issue.path}
+                  data-prefix={idPrefix}
+                  onClick={focusField}
+                >
+                  {fieldLabel(issue.path, idPrefix)}: {issue.message}
                 </a>
               ) : (
-                `${fieldLabel(issue.path)}: ${issue.message}`
+                `${fieldLabel(issue.path, idPrefix)}: ${issue.message}`
               )}
             </li>
           ))}

@@ -5,14 +5,22 @@ import { ErrorSummary } from './field.js';
 export function SaveFeedback({
   save,
   knownPaths,
+  idPrefix,
 }: {
   save: Save;
   /** Paths that have a field in this form; others are listed without a link. */
   knownPaths: (path: string) => boolean;
+  /** The prefix of the form's field ids, when its fields carry one. */
+  idPrefix?: string;
 }) {
   return (
     <>
-      <ErrorSummary issues={save.issues} message={save.message} knownPaths={knownPaths} />
+      <ErrorSummary
+        issues={save.issues}
+        message={save.message}
+        knownPaths={knownPaths}
+        idPrefix={idPrefix}
+      />
       <p role="status" className="notice ok" hidden={!save.saved}>
         {save.saved}
       </p>

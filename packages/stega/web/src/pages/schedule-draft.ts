@@ -89,11 +89,20 @@ export function draftOf(schedule: Schedule): ScheduleDraft {
       restrictions: layer.restrictions.map((r) => ({
         days: [...r.days] as Weekday[],
         start: r.start,
-        end: r.end,
+        end: endFieldOf(r.end),
       })),
     })),
   };
 }
+
+/**
+ * A window's end as a time field shows it and as the API takes it. A time field stops at 23:59,
+ * so midnight at the end of the day, "24:00" to the API, shows as 00:00; and 00:00 in the field
+ * is sent as "24:00": the same instant after any other start (an end before the start ends the
+ * next day), and from 00:00 the whole day, which an end equal to its start could not say.
+ */
+const endFieldOf = (end: string) => (end === '24:00' ? '00:00' : end);
+const endOfField = (end: string) => (end === '00:00' ? '24:00' : end);
 
 /** A whole number as a number; anything else as typed (the API's 400 names it). */
 const numberOf = (text: string): number | string => {
@@ -117,7 +126,7 @@ export function scheduleOf(d: ScheduleDraft) {
       shift_unit: l.shift_unit,
       handoff_time: l.handoff_time,
       start_date: l.start_date,
-      restrictions: l.restrictions,
+      restrictions: l.restrictions.map((r) => ({ ...r, end: endOfField(r.end) })),
     })),
   };
 }

@@ -1,6 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { api, type Issue } from '../api.js';
-import { FieldError, fieldId, issueAt } from '../components/field.js';
+import { FieldError, fieldId, hasField, issueAt } from '../components/field.js';
 import {
   CheckField,
   choicesOf,
@@ -77,7 +77,7 @@ export function ScheduleForm({
   return (
     <form onSubmit={submit} noValidate className="form" aria-label={title}>
       <h3>{schedule ? `Edit ${schedule.name}` : 'Add a schedule'}</h3>
-      <SaveFeedback save={save} knownPaths={() => false} />
+      <SaveFeedback save={save} idPrefix={prefix} knownPaths={(p) => hasField(p, prefix)} />
       <div className="row">
         <TextField
           path="name"
@@ -332,7 +332,7 @@ function Restrictions({ index, layer, idPrefix, issues, onChange }: LayerProps) 
       <p className="hint">
         {layer.restrictions.length === 0
           ? 'None: the layer has someone on call all day, every day.'
-          : 'The layer has someone on call only inside these windows; an end at or before the start ends the next day.'}
+          : 'The layer has someone on call only inside these windows; an end at or before the start ends the next day, and 00:00 to 00:00 is the whole day.'}
       </p>
       {layer.restrictions.map((restriction, r) => {
         const base = `layers[${index}].restrictions[${r}]`;
