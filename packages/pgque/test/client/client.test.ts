@@ -40,6 +40,7 @@ import {
   unsubscribe,
   unsubscribeSubconsumer,
 } from '../../src/index.js';
+import { ticksPending } from '../../src/statements/consume.js';
 import { clientFor, forceTick } from './support.js';
 
 let url: string;
@@ -515,5 +516,37 @@ describe('ticking', () => {
     await eventually(() => other >= 1, 'the second listener');
     expect(calls).toBe(seen);
     await offOther();
+  });
+});
+
+describe('ticksPending', () => {
+  it('says whether a consumer is behind the newest tick, as get_consumer_info and get_queue_info say', async () => {
+    const queue = await queueWithConsumer();
+    const pending = async (consumer = 'c1', name = queue) => {
+      const { rows } = await pool.query(
+        `select (select c.last_tick from pgque.get_consumer_info($1, $2) c limit 1)
+                < (select q.last_tick_id from pgque.get_queue_info($1) q) as pending`,
+        [name, consumer],
+      );
+      const answer = await ticksPending(client.pool, name, consumer);
+      expect(answer).toBe(rows[0]?.pending === true);
+      return answer;
+    };
+    await forceTick(client, queue);
+    expect(await pending()).toBe(true);
+    const first = await receive(client.pool, queue, 'c1');
+    expect(first).toEqual([]); // an empty window, finished by the engine
+    expect(await pending()).toBe(false);
+    await send(client.pool, queue, { n: 1 });
+    await forceTick(client, queue);
+    expect(await pending()).toBe(true);
+    const messages = await receive(client.pool, queue, 'c1');
+    expect(messages).toHaveLength(1);
+    // a batch being read: the cursor moves at its ack
+    expect(await pending()).toBe(true);
+    await ack(client.pool, messages[0]?.batchId as bigint);
+    expect(await pending()).toBe(false);
+    expect(await pending('nobody')).toBe(false);
+    expect(await pending('c1', 'no_such_queue')).toBe(false);
   });
 });
