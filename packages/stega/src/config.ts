@@ -634,7 +634,7 @@ export const envSchema = z.object({
   }),
   SMTP_URL: urlFrom('SMTP_URL', ['smtp:', 'smtps:']).meta({
     description:
-      '`smtp://user:pass@host:port` (STARTTLS required when it has credentials) or `smtps://…` (TLS from the start); unset: emails are written to `STEGA_DATA_DIR/mail`, each file 0600 in a 0700 folder',
+      '`smtp://user:pass@host:port` (STARTTLS required when it has credentials) or `smtps://…` (TLS from the start), sent over a pool of up to 16 connections opened as messages wait (`?maxConnections=3` narrows it); unset: emails are written to `STEGA_DATA_DIR/mail`, each file 0600 in a 0700 folder',
   }),
   SMTP_ALLOW_PLAINTEXT_AUTH: flag('SMTP_ALLOW_PLAINTEXT_AUTH').meta({
     description:

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, describe, expect, it } from 'vitest';
+import { eventually } from '../../../../test-support/eventually.js';
 import { createEmailSender, type EmailMessage } from '../../src/delivery/transport/smtp.js';
 
 const message: EmailMessage = {
@@ -131,5 +132,92 @@ describe('the email transport: credentials only over TLS, development mail kept 
     const fresh = path.join(root, 'fresh', 'mail');
     createEmailSender({ smtpUrl: undefined, from: 's@localhost', mailDir: fresh }).close();
     expect(statSync(fresh).mode & 0o777).toBe(0o700);
+  });
+});
+
+/**
+ * The sender's pool of connections: a real SMTP server that holds every message's DATA until
+ * the test lets them go, counting the connections opened. Messages that wait together travel
+ * on connections of their own, up to 16, or up to the URL's maxConnections.
+ */
+describe('the SMTP connection pool', () => {
+  async function startHoldingServer() {
+    const held: (() => void)[] = [];
+    let opened = 0;
+    const server = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      logger: false,
+      onConnect(_session, callback) {
+        opened += 1;
+        callback();
+      },
+      onData(stream, _session, callback) {
+        stream.resume();
+        stream.on('end', () => held.push(() => callback()));
+      },
+    });
+    server.on('error', () => {});
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    return {
+      url: `smtp://127.0.0.1:${port}`,
+      held,
+      opened: () => opened,
+      release: () => {
+        for (const answer of held.splice(0)) answer();
+      },
+      stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    };
+  }
+
+  const sendAll = (sender: ReturnType<typeof createEmailSender>, n: number) =>
+    Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        sender.send({ ...message, messageId: `<pool-${i}-${Date.now()}@stega>` }),
+      ),
+    );
+
+  it('opens up to 16 connections while messages wait (nodemailer alone: 5)', async () => {
+    const server = await startHoldingServer();
+    const sender = createEmailSender({
+      smtpUrl: server.url,
+      from: 's@localhost',
+      mailDir: os.tmpdir(),
+    });
+    try {
+      const sent = sendAll(sender, 16);
+      await eventually(() => server.held.length === 16, '16 messages held at once');
+      expect(server.opened()).toBe(16);
+      server.release();
+      await sent;
+    } finally {
+      server.release();
+      sender.close();
+      await server.stop();
+    }
+  });
+
+  it("keeps to the URL's maxConnections", async () => {
+    const server = await startHoldingServer();
+    const sender = createEmailSender({
+      smtpUrl: `${server.url}?maxConnections=3`,
+      from: 's@localhost',
+      mailDir: os.tmpdir(),
+    });
+    try {
+      const sent = sendAll(sender, 6);
+      await eventually(() => server.held.length === 3, 'the first 3 held');
+      server.release();
+      await eventually(() => server.held.length === 3, 'the next 3 held');
+      server.release();
+      await sent;
+      expect(server.opened()).toBe(3);
+    } finally {
+      server.release();
+      sender.close();
+      await server.stop();
+    }
   });
 });
