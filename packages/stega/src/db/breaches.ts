@@ -1,6 +1,7 @@
 import type { Queryable } from '@stega/pgque';
 import { EVENT_TYPES, EVENT_VERSION } from '../events.js';
 import { NOTIFICATIONS_QUEUE } from './migrate.js';
+import { ticketsLockedInOrder } from './tickets.js';
 
 /** The payload columns shared by breach and warning events, built in SQL from one ticket. */
 const ALERT_PAYLOAD = `
@@ -101,11 +102,7 @@ export async function breachRecordChunk(
        select c.ticket_id, c.kind, c.due_at ${DUE_CLOCKS}
         order by c.due_at, c.ticket_id, c.kind
         limit $2),
-     locked as (
-       select t.id from stega.tickets t
-        where t.id in (select ticket_id from due)
-        order by t.id
-          for no key update)
+     ${ticketsLockedInOrder('due', 'no key update')}
      select (select count(*) from due)::int as found,
             (select array_agg(id) from locked) as ticket_ids,
             last.due_at::text as due_key, last.ticket_id, last.kind
@@ -216,11 +213,7 @@ export async function warningRecordChunk(
        select k.ticket_id ${WARNING_CLOCKS}
         order by k.next_warn_at
         limit $2),
-     locked as (
-       select t.id from stega.tickets t
-        where t.id in (select ticket_id from found)
-        order by t.id
-          for key share)
+     ${ticketsLockedInOrder('found', 'key share')}
      select (select count(*) from found)::int as found,
             (select array_agg(id) from locked) as ticket_ids`,
     [now, limit],

@@ -7,6 +7,7 @@ import { EVENT_TYPES, EVENT_VERSION } from '../events.js';
 import { type ActivityEntry, activityInsertMany } from './activity.js';
 import { NOTIFICATIONS_QUEUE } from './migrate.js';
 import { onCallFallbacksLoad, scheduleLoad } from './schedules.js';
+import { ticketsLockedInOrder } from './tickets.js';
 
 /**
  * Escalation policies and the chains they start (migration 000020). A chain is keyed like
@@ -203,11 +204,7 @@ export async function escalationFireDue(
         where e.stopped_at is null and e.next_at is not null and e.next_at <= $1
         order by e.next_at
         limit $2),
-     locked as (
-       select t.id from stega.tickets t
-        where t.id in (select ticket_id from due)
-        order by t.id
-          for key share)
+     ${ticketsLockedInOrder('due', 'key share')}
      select array_agg(id) as ticket_ids from locked`,
     [now, limit],
   );

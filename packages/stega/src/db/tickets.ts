@@ -176,6 +176,21 @@ export async function ticketLock(
 }
 
 /**
+ * SQL for a CTE `locked` that locks the tickets listed in CTE `source`'s `ticket_id`, in id
+ * order: the order every ticket write takes its tickets in (a write locks its ticket, then its
+ * clocks and chains), so a job that locks its tickets this way before their clocks and chains
+ * never deadlocks with a write. `key share` keeps them from changing under the job; `no key
+ * update` when the job updates them too.
+ */
+export function ticketsLockedInOrder(source: string, mode: 'key share' | 'no key update'): string {
+  return `locked as (
+       select t.id from stega.tickets t
+        where t.id in (select ticket_id from ${source})
+        order by t.id
+          for ${mode})`;
+}
+
+/**
  * Locks these tickets, in id order (the order every batch takes them in), for the rest of the
  * transaction; returns the ones that exist with their status.
  */

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
 import { createPool, inRetriedTransaction } from '../../src/db/pool.js';
+import { someoneWaitsForALock } from '../support/lock-waits.js';
 
 /**
  * A transaction PostgreSQL ends to break a deadlock has done nothing: the detectors' chunks and
@@ -26,18 +27,6 @@ describe('a transaction chosen as a deadlock victim', async () => {
     return [Number(rows[0]?.id), Number(rows[1]?.id)];
   }
 
-  /** Resolves once a backend of this database waits for a lock. */
-  async function someoneWaits(): Promise<void> {
-    for (;;) {
-      const { rows } = await db.pool.query(
-        `select count(*)::int as n from pg_stat_activity
-          where datname = current_database() and wait_event_type = 'Lock'`,
-      );
-      if (rows[0]?.n > 0) return;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
-
   /**
    * `other` takes the first ticket, the work the second then the first; `other` then asks for
    * the second: a deadlock. `other` checks for it only after 30 s, so the work is its victim.
@@ -58,7 +47,7 @@ describe('a transaction chosen as a deadlock victim', async () => {
       return attempts;
     });
     result.catch(() => {});
-    await someoneWaits();
+    await someoneWaitsForALock(db.pool);
     const otherDone = (async () => {
       await other.query('select id from stega.tickets where id = $1 for update', [second]);
       await other.query('commit');

@@ -4,6 +4,7 @@ import { createTestDatabase } from '../../../../test-support/database.js';
 import { createPool } from '../../src/db/pool.js';
 import { checkSlaBreaches } from '../../src/jobs/check-sla-breaches.js';
 import { calendarInsert24x7, ticketInsertWithClocks } from '../support/fixtures.js';
+import { someoneWaitsForALock } from '../support/lock-waits.js';
 
 const minute = 60_000;
 
@@ -19,18 +20,6 @@ describe('detectors take a ticket before its clocks and chains', async () => {
   const db = await createTestDatabase({ template: 'stega' });
   const calendarId = await calendarInsert24x7(db.pool);
   const detectorPool = createPool(db.url, 2);
-
-  /** Resolves once some backend of this database waits for a lock (a row, a transaction). */
-  async function someoneWaits(): Promise<void> {
-    for (;;) {
-      const { rows } = await db.pool.query(
-        `select count(*)::int as n from pg_stat_activity
-          where datname = current_database() and wait_event_type = 'Lock'`,
-      );
-      if (rows[0]?.n > 0) return;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
 
   /** Holds `ticketId` as every ticket write does, runs `during` in that transaction, commits. */
   async function asATicketWrite<T>(
@@ -62,7 +51,7 @@ describe('detectors take a ticket before its clocks and chains', async () => {
     });
     const run = await asATicketWrite(ticketId, async (writer) => {
       const detection = checkSlaBreaches(detectorPool, now);
-      await someoneWaits();
+      await someoneWaitsForALock(db.pool);
       // what a transition's clockSave does next: write the clocks, which the detector must not hold
       const { rows } = await writer.query(
         'select kind from stega.sla_clocks where ticket_id = $1 for no key update nowait',
@@ -116,7 +105,7 @@ describe('detectors take a ticket before its clocks and chains', async () => {
     const later = new Date(now.getTime() + 31 * minute);
     const run = await asATicketWrite(ticketId, async (writer) => {
       const detection = checkSlaBreaches(detectorPool, later);
-      await someoneWaits();
+      await someoneWaitsForALock(db.pool);
       // what resolving the ticket does next: stop its chains, whose rows the round must not hold
       const { rows } = await writer.query(
         'select id from stega.escalations where ticket_id = $1 for update nowait',
