@@ -537,7 +537,7 @@ describe('ticksPending', () => {
     const first = await receive(client.pool, queue, 'c1');
     expect(first).toEqual([]); // an empty window, finished by the engine
     expect(await pending()).toBe(false);
-    await send(client.pool, queue, { n: 1 });
+    await send(client.pool, queue, { payload: { n: 1 } });
     await forceTick(client, queue);
     expect(await pending()).toBe(true);
     const messages = await receive(client.pool, queue, 'c1');

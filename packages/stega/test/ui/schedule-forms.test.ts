@@ -84,7 +84,8 @@ describe('on-call schedule forms in a browser', async () => {
     expect(listed).toContain('Layer 1 shift length: must be at least 1');
     expect(listed).not.toContain('layers');
     await summary.getByRole('link', { name: /^Layer 1 shift length/ }).click();
-    await expect.poll(() => length.evaluate((el) => el === document.activeElement)).toBe(true);
+    const lengthId = await length.getAttribute('id');
+    await expect.poll(() => page.evaluate('document.activeElement?.id')).toBe(lengthId);
     expect(await stega.api<{ items: unknown[] }>('GET', '/api/schedules')).toMatchObject({
       body: { items: [] },
     });

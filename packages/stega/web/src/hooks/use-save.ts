@@ -11,8 +11,12 @@ export interface Save {
   saved: string | undefined;
   setSaved: (text: string | undefined) => void;
   busy: boolean;
-  /** Clears the last outcome, runs `work`, and keeps the issues and message of a failure. */
-  run: (work: () => Promise<void>) => Promise<void>;
+  /**
+   * Clears the last outcome, runs `work`, and keeps the issues and message of a failure.
+   * Resolves true once the save went through and the queries it invalidates have fetched
+   * again (a form closed then shows what was saved, and opened again starts from it).
+   */
+  run: (work: () => Promise<void>) => Promise<boolean>;
 }
 
 /**
@@ -33,8 +37,10 @@ export function useSave(invalidates: readonly QueryKey[] = []): Save {
     mutation.reset();
     try {
       await mutation.mutateAsync(work);
+      return true;
     } catch {
       // kept in mutation.error for the form
+      return false;
     }
   };
   return {

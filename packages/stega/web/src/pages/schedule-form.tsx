@@ -62,15 +62,16 @@ export function ScheduleForm({
     }));
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    await save.run(async () => {
+    const done = await save.run(async () => {
       const body = scheduleOf(draft);
       const saved = schedule
         ? await api<Schedule>('PATCH', `/api/schedules/${schedule.id}`, body)
         : await api<Schedule>('POST', '/api/schedules', body);
       if (!schedule) setDraft(newSchedule());
       save.setSaved(`Schedule ${saved.name} saved.`);
-      onDone?.();
     });
+    // after the lists fetched again: opened at once, the form starts from what was saved
+    if (done) onDone?.();
   };
   const title = schedule ? `Edit schedule ${schedule.name}` : 'New schedule';
   const agentChoices = choicesOf(agents);

@@ -36,7 +36,7 @@ export function PolicyForm({
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     if (readOnly) return;
-    await save.run(async () => {
+    const done = await save.run(async () => {
       const body = { name, levels: levels.map(levelOf) };
       const saved = policy
         ? await api<EscalationPolicy>('PATCH', `/api/escalation-policies/${policy.id}`, body)
@@ -46,8 +46,9 @@ export function PolicyForm({
         setLevels([EMPTY_LEVEL]);
       }
       save.setSaved(`Escalation policy ${saved.name} saved.`);
-      onDone?.();
     });
+    // after the lists fetched again: opened at once, the form starts from what was saved
+    if (done) onDone?.();
   };
   const title = policy
     ? `${readOnly ? 'View' : 'Edit'} escalation policy ${policy.name}`
