@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Actor, Scope, ServiceContext } from '../services/context.js';
 import {
   AppError,
@@ -101,10 +101,10 @@ export interface AuthThrottle {
 
 /** The sign-in throttle, per client address and per account, for the password sign-in route. */
 export interface SignInThrottle {
-  /** @throws TooManyFailuresError (429, Retry-After set) while the address or account is over. */
-  check(request: FastifyRequest, reply: FastifyReply, account: string): Promise<void>;
+  /** @throws TooManyFailuresError (429 with Retry-After) while the address or account is over. */
+  check(request: FastifyRequest, account: string): Promise<void>;
   /** Counts a failed sign-in against both; throws the 429 when that goes over. */
-  fail(request: FastifyRequest, reply: FastifyReply, account: string): Promise<void>;
+  fail(request: FastifyRequest, account: string): Promise<void>;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -169,22 +169,16 @@ export function registerAuth(
     timeWindow: throttle.windowSeconds * 1000,
     keyGenerator: (request) => `account:${accountOf(request)}`,
   });
-  const refuse = (
-    reply: FastifyReply,
-    ttlInSeconds: number,
-    from: 'this address' | 'this account' = 'this address',
-  ) => {
-    const seconds = Math.max(1, ttlInSeconds);
-    reply.header('retry-after', String(seconds));
-    return new TooManyFailuresError(seconds, from);
-  };
-  app.addHook('onRequest', async (request, reply) => {
+  // the error handler sends its Retry-After (a RetryLater)
+  const refuse = (ttlInSeconds: number, from: 'this address' | 'this account' = 'this address') =>
+    new TooManyFailuresError(Math.max(1, ttlInSeconds), from);
+  app.addHook('onRequest', async (request) => {
     if (request.is404) return;
     const access = request.routeOptions.config?.access;
     if (access === undefined) throw new ForbiddenError('this route declares no access rule');
     if (access === 'public') return;
     const seen = await failures(request, { increment: false });
-    if (!seen.isAllowed && seen.isExceeded) throw refuse(reply, seen.ttlInSeconds);
+    if (!seen.isAllowed && seen.isExceeded) throw refuse(seen.ttlInSeconds);
     const header = request.headers.authorization ?? '';
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
     if (access === 'metrics') {
@@ -198,7 +192,7 @@ export function registerAuth(
       if (sameSecret(bearer, options.metricsToken)) return;
       if (bearer) {
         const counted = await failures(request);
-        if (!counted.isAllowed && counted.isExceeded) throw refuse(reply, counted.ttlInSeconds);
+        if (!counted.isAllowed && counted.isExceeded) throw refuse(counted.ttlInSeconds);
       }
       throw new UnauthenticatedError('this route needs Authorization: Bearer <METRICS_TOKEN>');
     }
@@ -207,7 +201,7 @@ export function registerAuth(
       actor = await authenticate(ctx, adminToken, bearer);
       if (!actor) {
         const counted = await failures(request);
-        if (!counted.isAllowed && counted.isExceeded) throw refuse(reply, counted.ttlInSeconds);
+        if (!counted.isAllowed && counted.isExceeded) throw refuse(counted.ttlInSeconds);
         throw new UnauthenticatedError('unknown or revoked token');
       }
     } else {
@@ -229,22 +223,22 @@ export function registerAuth(
     request.actor = actor;
   });
   return {
-    async check(request, reply, account) {
+    async check(request, account) {
       request.signInAccount = account;
       const address = await failures(request, { increment: false });
-      if (!address.isAllowed && address.isExceeded) throw refuse(reply, address.ttlInSeconds);
+      if (!address.isAllowed && address.isExceeded) throw refuse(address.ttlInSeconds);
       const perAccount = await accountFailures(request, { increment: false });
       if (!perAccount.isAllowed && perAccount.isExceeded) {
-        throw refuse(reply, perAccount.ttlInSeconds, 'this account');
+        throw refuse(perAccount.ttlInSeconds, 'this account');
       }
     },
-    async fail(request, reply, account) {
+    async fail(request, account) {
       request.signInAccount = account;
       const address = await failures(request);
       const perAccount = await accountFailures(request);
-      if (!address.isAllowed && address.isExceeded) throw refuse(reply, address.ttlInSeconds);
+      if (!address.isAllowed && address.isExceeded) throw refuse(address.ttlInSeconds);
       if (!perAccount.isAllowed && perAccount.isExceeded) {
-        throw refuse(reply, perAccount.ttlInSeconds, 'this account');
+        throw refuse(perAccount.ttlInSeconds, 'this account');
       }
     },
   };

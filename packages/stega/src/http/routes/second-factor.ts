@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { getAgent } from '../../services/agents.js';
@@ -30,7 +30,7 @@ export function secondFactorRoutes(
   throttle: SignInThrottle,
 ): FastifyPluginAsyncZod {
   /** The agent acting, with the throttle's account key; a token of no agent is refused. */
-  const ownAgent = async (request: FastifyRequest, reply: FastifyReply) => {
+  const ownAgent = async (request: FastifyRequest) => {
     const agentId = actorOf(request).agentId;
     if (agentId === null) {
       throw new ValidationError([
@@ -38,7 +38,7 @@ export function secondFactorRoutes(
       ]);
     }
     const account = (await getAgent(ctx, agentId)).email.trim().toLowerCase();
-    await throttle.check(request, reply, account);
+    await throttle.check(request, account);
     return { agentId, account };
   };
 
@@ -85,7 +85,7 @@ export function secondFactorRoutes(
         },
       },
       async (request, reply) => {
-        const { agentId } = await ownAgent(request, reply);
+        const { agentId } = await ownAgent(request);
         reply.header('cache-control', 'no-store');
         return reply.code(201).send(await beginTotpEnrolment(ctx, agentId));
       },
@@ -106,13 +106,13 @@ export function secondFactorRoutes(
         },
       },
       async (request, reply) => {
-        const { agentId, account } = await ownAgent(request, reply);
+        const { agentId, account } = await ownAgent(request);
         try {
           const result = await confirmTotpEnrolment(ctx, agentId, request.body.code);
           reply.header('cache-control', 'no-store');
           return result;
         } catch (error) {
-          if (error instanceof ValidationError) await throttle.fail(request, reply, account);
+          if (error instanceof ValidationError) await throttle.fail(request, account);
           throw error;
         }
       },
@@ -131,10 +131,10 @@ export function secondFactorRoutes(
         },
       },
       async (request, reply) => {
-        const { agentId, account } = await ownAgent(request, reply);
+        const { agentId, account } = await ownAgent(request);
         const outcome = await removeOwnSecondFactor(ctx, agentId, request.body.code);
         if (outcome !== 'ok') {
-          await throttle.fail(request, reply, account);
+          await throttle.fail(request, account);
           throw new ValidationError([{ path: 'code', message: codeRefusal(outcome) }]);
         }
         return reply.code(204).send();

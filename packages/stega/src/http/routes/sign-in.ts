@@ -79,10 +79,10 @@ export function signInRoutes(
       },
       async (request, reply) => {
         const account = request.body.email.trim().toLowerCase();
-        await throttle.check(request, reply, account);
+        await throttle.check(request, account);
         const agentId = await checkPassword(ctx, account, request.body.password);
         if (agentId === undefined) {
-          await throttle.fail(request, reply, account);
+          await throttle.fail(request, account);
           throw new ValidationError([
             { path: 'password', message: 'the email or the password is wrong' },
           ]);
@@ -92,7 +92,7 @@ export function signInRoutes(
           if (code === undefined) throw new SecondFactorRequiredError();
           const outcome = await checkSecondFactor(ctx, agentId, code);
           if (outcome !== 'ok') {
-            await throttle.fail(request, reply, account);
+            await throttle.fail(request, account);
             throw new ValidationError([{ path: 'code', message: codeRefusal(outcome) }]);
           }
         }
@@ -189,7 +189,7 @@ export function signInRoutes(
       },
       async (request, reply) => {
         // every request counts, as a failure would: a reset link is no way to probe addresses
-        await throttle.fail(request, reply, `reset:${request.body.email.toLowerCase()}`);
+        await throttle.fail(request, `reset:${request.body.email.toLowerCase()}`);
         const { sending } = await requestPasswordReset(ctx, settings, request.body.email);
         sending.catch((err) => request.log.warn({ err }, 'password reset mail failed'));
         return reply.code(202).send({});
