@@ -29,6 +29,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import nodemailer from 'nodemailer';
 import { createPool } from '../packages/stega/src/db/pool.js';
+import { nodeFlagsFor } from '../packages/stega/src/processes/node-flags.js';
 import { spawnStega } from '../packages/stega/test/deploy/processes.js';
 import { freePort, startTestServer } from '../test-support/postgres-server.js';
 import { withDatabase } from './database.js';
@@ -210,7 +211,10 @@ function rssMiB(pid: number): number {
 async function streamingMemory() {
   const port = await freePort();
   let output = '';
-  const mailIn = spawn(process.execPath, [path.resolve('packages/stega/bin/stega.js'), 'mail-in'], {
+  // with the Node flags it is deployed with (node-flags.ts: stega cluster, Compose, Kubernetes)
+  const flags = nodeFlagsFor('mail-in');
+  const stega = path.resolve('packages/stega/bin/stega.js');
+  const mailIn = spawn(process.execPath, [...flags, stega, 'mail-in'], {
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,

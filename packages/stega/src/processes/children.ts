@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Logger } from '../log.js';
+import { nodeFlagsFor } from './node-flags.js';
 import type { RunningService } from './service.js';
 
 /** Restart delay after a child died unexpectedly: 1 s, doubling, at most 30 s. */
@@ -11,6 +12,7 @@ const backoff = (crashes: number) => Math.min(30_000, 1000 * 2 ** Math.min(crash
  * channel (a child whose parent vanished stops by itself). A child that dies is
  * restarted with back-off. `stop` sends SIGTERM and waits; SIGKILL after `graceMs`.
  * With `metricsPort`, the child in slot i serves its metrics on METRICS_PORT metricsPort + i.
+ * Each child starts with its command's Node flags (node-flags.ts).
  */
 export function superviseChildren(
   command: string,
@@ -25,7 +27,8 @@ export function superviseChildren(
 
   const launch = (slot: number, crashes: number) => {
     const metricsPort = options.metricsPort === undefined ? undefined : options.metricsPort + slot;
-    const child = spawn(process.execPath, [...process.execArgv, process.argv[1] ?? '', command], {
+    const argv = [...process.execArgv, ...nodeFlagsFor(command), process.argv[1] ?? '', command];
+    const child = spawn(process.execPath, argv, {
       env: metricsPort === undefined ? env : { ...env, METRICS_PORT: String(metricsPort) },
       detached: true,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { startWebhookReceiver } from '../../../../test-support/webhook-receiver.
 import { breachRecordDue } from '../../src/db/breaches.js';
 import { NOTIFICATIONS_QUEUE, SLA_GROUP } from '../../src/db/migrate.js';
 import { createPool, inTransaction } from '../../src/db/pool.js';
+import { nodeFlagsFor } from '../../src/processes/node-flags.js';
 import { killAllChildren, pidAlive, spawnStega } from './processes.js';
 import { alertPolicyInsert, ticketsDueInsert } from './workload.js';
 
@@ -81,6 +82,15 @@ describe('stega cluster', async () => {
     ]);
     expect(new Set(childPids()).size).toBe(7);
     for (const pid of childPids()) expect(pidAlive(pid)).toBe(true);
+    // each child starts with its command's Node flags (mail-in: a smaller young generation)
+    for (const child of started()) {
+      const argv = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0');
+      const flags = nodeFlagsFor(child.command);
+      expect(
+        argv.filter((arg) => arg.startsWith('--max-semi-space-size')),
+        child.command,
+      ).toEqual([...flags]);
+    }
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
     const workers = started().filter((child) => child.command === 'sla-breach-worker');
     await eventually(

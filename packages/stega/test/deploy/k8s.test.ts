@@ -17,6 +17,7 @@ import { loadConfig } from '../../src/config.js';
 import { breachRecordDue } from '../../src/db/breaches.js';
 import { NOTIFICATIONS_QUEUE, SLA_GROUP } from '../../src/db/migrate.js';
 import { inTransaction } from '../../src/db/pool.js';
+import { nodeFlagsFor } from '../../src/processes/node-flags.js';
 import { type Manifest, podContainers, renderKustomization } from './kustomize.js';
 import { alertPolicyInsert, ticketsDueInsert } from './workload.js';
 
@@ -144,6 +145,11 @@ describe('deploy/k8s (kustomize base)', () => {
     expect(listener.env.find((e: Any) => e.name === 'INBOUND_SMTP_PORT')?.value).toBe(
       compose.services['mail-in'].environment.INBOUND_SMTP_PORT,
     );
+    // mail-in starts with its Node flags, as `stega cluster` starts it
+    const flags = nodeFlagsFor('mail-in').join(' ');
+    expect(flags).not.toBe('');
+    expect(listener.env.find((e: Any) => e.name === 'NODE_OPTIONS')?.value).toBe(flags);
+    expect(compose.services['mail-in'].environment.NODE_OPTIONS).toBe(flags);
   });
 
   it('checks health as compose does, and stops within the same grace period', () => {

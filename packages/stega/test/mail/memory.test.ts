@@ -7,15 +7,17 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../../test-support/database.js';
 import { eventually } from '../../../../test-support/eventually.js';
 import { createPool } from '../../src/db/pool.js';
+import { nodeFlagsFor } from '../../src/processes/node-flags.js';
 import { createMailbox } from '../../src/services/mailboxes.js';
 import { killAllChildren, spawnStega } from '../deploy/processes.js';
 
 const MB = 1024 * 1024;
 
-/** `stega mail-in` from the build (packages/stega/dist), output kept. */
+/** `stega mail-in` from the build (packages/stega/dist), as deployed (its Node flags), output kept. */
 function spawnBuilt(env: Record<string, string>) {
   let output = '';
-  const child = spawn(process.execPath, [path.resolve('packages/stega/bin/stega.js'), 'mail-in'], {
+  const stega = path.resolve('packages/stega/bin/stega.js');
+  const child = spawn(process.execPath, [...nodeFlagsFor('mail-in'), stega, 'mail-in'], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
