@@ -1,5 +1,5 @@
 import type { Save } from '../hooks/use-save.js';
-import { ErrorSummary } from './field.js';
+import { ErrorSummary, hasField } from './field.js';
 
 /** What the last save of a form did: the summary of its errors, or its confirmation. */
 export function SaveFeedback({
@@ -8,8 +8,11 @@ export function SaveFeedback({
   idPrefix,
 }: {
   save: Save;
-  /** Paths that have a field in this form; others are listed without a link. */
-  knownPaths: (path: string) => boolean;
+  /**
+   * Paths that have a field in this form; others are listed without a link. Default: those
+   * whose field (or a parent's) is on the page under `idPrefix`.
+   */
+  knownPaths?: (path: string) => boolean;
   /** The prefix of the form's field ids, when its fields carry one. */
   idPrefix?: string;
 }) {
@@ -18,7 +21,7 @@ export function SaveFeedback({
       <ErrorSummary
         issues={save.issues}
         message={save.message}
-        knownPaths={knownPaths}
+        knownPaths={knownPaths ?? ((path) => hasField(path, idPrefix))}
         idPrefix={idPrefix}
       />
       <p role="status" className="notice ok" hidden={!save.saved}>

@@ -1,7 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api } from '../api.js';
-import { hasField } from '../components/field.js';
 import {
   CheckField,
   choicesOf,
@@ -208,7 +207,7 @@ function MailboxForm({
       aria-label={mailbox ? `Edit mailbox ${mailbox.address}` : 'New mailbox'}
     >
       <h3>{mailbox ? `Edit ${mailbox.address}` : 'Add a mailbox'}</h3>
-      <SaveFeedback save={save} idPrefix={prefix} knownPaths={(p) => hasField(p, prefix)} />
+      <SaveFeedback save={save} idPrefix={prefix} />
       <div className="row">
         <TextField
           path="address"

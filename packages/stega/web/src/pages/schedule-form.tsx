@@ -1,6 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { api, type Issue } from '../api.js';
-import { FieldError, fieldId, hasField, issueAt } from '../components/field.js';
+import { FieldError, fieldId, issueAt } from '../components/field.js';
 import {
   CheckField,
   choicesOf,
@@ -78,7 +78,7 @@ export function ScheduleForm({
   return (
     <form onSubmit={submit} noValidate className="form" aria-label={title}>
       <h3>{schedule ? `Edit ${schedule.name}` : 'Add a schedule'}</h3>
-      <SaveFeedback save={save} idPrefix={prefix} knownPaths={(p) => hasField(p, prefix)} />
+      <SaveFeedback save={save} idPrefix={prefix} />
       <div className="row">
         <TextField
           path="name"

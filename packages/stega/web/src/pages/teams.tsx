@@ -1,7 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api } from '../api.js';
-import { hasField } from '../components/field.js';
 import { choicesOf, SelectField, TextField, TimeZoneField } from '../components/form-fields.js';
 import { LoadState, Section } from '../components/layout.js';
 import { SaveFeedback } from '../components/save-feedback.js';
@@ -143,7 +142,7 @@ function TeamForm({
       aria-label={team ? `Edit team ${team.name}` : 'New team'}
     >
       <h3>{team ? `Edit ${team.name}` : 'Add a team'}</h3>
-      <SaveFeedback save={save} idPrefix={prefix} knownPaths={(p) => hasField(p, prefix)} />
+      <SaveFeedback save={save} idPrefix={prefix} />
       <div className="row">
         <TextField
           path="name"

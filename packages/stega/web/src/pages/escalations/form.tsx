@@ -1,6 +1,5 @@
 import { type FormEvent, useState } from 'react';
 import { api } from '../../api.js';
-import { hasField } from '../../components/field.js';
 import { TextField } from '../../components/form-fields.js';
 import { SaveFeedback } from '../../components/save-feedback.js';
 import { keys } from '../../data/queries.js';
@@ -59,7 +58,7 @@ export function PolicyForm({
       {readOnly ? (
         <p className="notice">Only an admin token can change escalation policies.</p>
       ) : null}
-      <SaveFeedback save={save} idPrefix={prefix} knownPaths={(p) => hasField(p, prefix)} />
+      <SaveFeedback save={save} idPrefix={prefix} />
       <fieldset disabled={readOnly} className="plain-fieldset">
         <TextField
           path="name"
