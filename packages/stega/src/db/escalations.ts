@@ -23,9 +23,11 @@ export interface EscalationPolicyRow {
   levels: EscalationLevel[];
   created_at: Date;
   updated_at: Date;
+  /** Counts the policy's changes (its ETag; db/revisions.ts). */
+  revision: number;
 }
 
-const POLICY_COLUMNS = 'id, name, levels, created_at, updated_at';
+const POLICY_COLUMNS = 'id, name, levels, created_at, updated_at, revision';
 
 function policyOf(row: Record<string, unknown>): EscalationPolicyRow {
   return {
@@ -34,6 +36,7 @@ function policyOf(row: Record<string, unknown>): EscalationPolicyRow {
     levels: storedLevelsOf(row.levels),
     created_at: row.created_at as Date,
     updated_at: row.updated_at as Date,
+    revision: Number(row.revision),
   };
 }
 
@@ -58,7 +61,8 @@ export async function escalationPolicyUpdate(
 ): Promise<EscalationPolicyRow | null> {
   const { rows } = await db.query(
     `update stega.escalation_policies
-        set name = coalesce($2, name), levels = coalesce($3::jsonb, levels), updated_at = $4
+        set name = coalesce($2, name), levels = coalesce($3::jsonb, levels), updated_at = $4,
+            revision = revision + 1
       where id = $1 returning ${POLICY_COLUMNS}`,
     [id, fields.name ?? null, fields.levels ? JSON.stringify(fields.levels) : null, now],
   );

@@ -26,12 +26,15 @@ export interface PolicyRow {
    */
   warning_thresholds: number[] | null;
   updated_at: Date;
+  /** Counts the policy's changes (its ETag; db/revisions.ts). */
+  revision: number;
 }
 
 export type PolicyFields = Omit<
   PolicyRow,
   | 'id'
   | 'updated_at'
+  | 'revision'
   | 'team_id'
   | 'next_reply_minutes'
   | 'escalation_policy_id'
@@ -48,7 +51,7 @@ export type PolicyFields = Omit<
 const COLUMNS = `id, name, priority, requester_org, team_id, first_response_minutes,
   resolution_minutes, next_reply_minutes, calendar_id, alert_channels, escalation_policy_id,
   warning_thresholds,
-  updated_at`;
+  updated_at, revision`;
 
 function policyOf(row: Record<string, unknown>): PolicyRow {
   return {
@@ -67,6 +70,7 @@ function policyOf(row: Record<string, unknown>): PolicyRow {
     warning_thresholds:
       row.warning_thresholds == null ? null : (row.warning_thresholds as unknown[]).map(Number),
     updated_at: row.updated_at as Date,
+    revision: Number(row.revision),
   };
 }
 
@@ -173,7 +177,8 @@ export async function policyUpdate(
     `update stega.sla_policies
         set name = $2, priority = $3, requester_org = $4, first_response_minutes = $5,
             resolution_minutes = $6, calendar_id = $7, alert_channels = $8, team_id = $9,
-            next_reply_minutes = $10, warning_thresholds = $11, updated_at = $12
+            next_reply_minutes = $10, warning_thresholds = $11, updated_at = $12,
+            revision = revision + 1
       where id = $1
       returning ${COLUMNS}`,
     [id, ...valuesOf(fields), now],

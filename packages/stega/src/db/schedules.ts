@@ -23,6 +23,8 @@ export interface ScheduleRow {
   feed_token: string;
   created_at: Date;
   updated_at: Date;
+  /** Counts the schedule's changes (its ETag; db/revisions.ts). */
+  revision: number;
   /** Overrides overlapping the range asked for (none without one), oldest first. */
   overrides: ScheduleOverrideRow[];
   /** Deactivated agents among the participants and the overrides' agents. */
@@ -75,6 +77,7 @@ function scheduleOf(row: Record<string, unknown>): ScheduleRow {
     feed_token: String(row.feed_token),
     created_at: row.created_at as Date,
     updated_at: row.updated_at as Date,
+    revision: Number(row.revision),
     overrides: ((row.overrides as Record<string, unknown>[] | null) ?? []).map(overrideOf),
     inactive_agent_ids: ((row.inactive_agent_ids as unknown[] | null) ?? []).map(Number),
   };
@@ -83,7 +86,7 @@ function scheduleOf(row: Record<string, unknown>): ScheduleRow {
 /** $1: ids (null: all), $2/$3: the range whose overrides come along (null: none). */
 const SELECT = `
   select s.id, s.name, s.time_zone, s.team_id, s.fallback_agent_id, s.feed_token,
-         s.created_at, s.updated_at,
+         s.created_at, s.updated_at, s.revision,
          coalesce((select jsonb_agg(jsonb_build_object(
                      'name', l.name, 'participant_ids', l.participant_ids,
                      'shift_length', l.shift_length, 'shift_unit', l.shift_unit,
@@ -148,7 +151,8 @@ export async function scheduleUpdate(
 ): Promise<boolean> {
   const { rowCount } = await db.query(
     `update stega.schedules
-        set name = $2, time_zone = $3, team_id = $4, fallback_agent_id = $5, updated_at = $6
+        set name = $2, time_zone = $3, team_id = $4, fallback_agent_id = $5, updated_at = $6,
+            revision = revision + 1
       where id = $1`,
     [id, fields.name, fields.time_zone, fields.team_id, fields.fallback_agent_id, now],
   );

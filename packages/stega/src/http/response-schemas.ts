@@ -381,12 +381,21 @@ const escalationLevelOut = z.object({
   }),
 });
 
+/** A schedule's or policy's revision: its ETag, and what a PATCH's If-Match names. */
+const revision = z
+  .number()
+  .int()
+  .describe(
+    'counts its changes; GET gives it as the ETag, and a PATCH with If-Match: "<revision>" is refused (412) once another change came',
+  );
+
 export const escalationPolicyOut = z.object({
   id,
   name: z.string(),
   levels: z.array(escalationLevelOut),
   created_at: z.date(),
   updated_at: z.date(),
+  revision,
 });
 
 export const escalationOut = z.object({
@@ -510,6 +519,7 @@ export const policyOut = z.object({
     .int()
     .nullable()
     .describe('business minutes for the next agent reply after each requester reply; null: none'),
+  revision,
   calendar_id: id,
   escalation_policy_id: id
     .nullable()
@@ -747,6 +757,7 @@ export const scheduleOut = z.object({
   ),
   created_at: z.date(),
   updated_at: z.date(),
+  revision,
 });
 
 const agentOrNobody = agentRef.nullable().describe('null: nobody (a gap)');

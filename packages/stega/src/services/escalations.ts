@@ -32,6 +32,7 @@ import {
   toAppError,
   ValidationError,
 } from './errors.js';
+import { requireRevision } from './revisions.js';
 import { ticketViewerOf } from './visibility.js';
 
 /**
@@ -185,10 +186,13 @@ export async function updateEscalationPolicy(
   id: number,
   patch: { name?: string | undefined; levels?: EscalationLevel[] | undefined },
   viewer?: Actor,
+  /** The revision the change was made from (If-Match); absent: whatever is stored. */
+  expectedRevision?: number,
 ) {
   if (patch.levels) await requireSafeLevels(ctx, patch.levels);
   return withNameErrors(patch.name, () =>
     inTransaction(ctx.pool, async (tx) => {
+      await requireRevision(tx, 'escalation policy', id, expectedRevision);
       const current = await escalationPolicyGet(tx, id);
       if (!current) throw new NotFoundError('escalation policy', id);
       let levels = patch.levels;

@@ -21,6 +21,7 @@ import { channelUrlIssues } from './channel-url-issues.js';
 import type { Actor, ServiceContext } from './context.js';
 import { ConflictError, NotFoundError, toAppError, ValidationError } from './errors.js';
 import { requireEscalationPolicy } from './escalations.js';
+import { requireRevision } from './revisions.js';
 import { requireTeam } from './teams.js';
 
 /** A policy as the API shows it: its channels masked for the viewer (alertChannelsView). */
@@ -178,6 +179,8 @@ export async function updatePolicy(
   id: number,
   patch: PolicyPatch,
   viewer?: Actor,
+  /** The revision the change was made from (If-Match); absent: whatever is stored. */
+  expectedRevision?: number,
 ): Promise<PolicyView> {
   const { alert_channels: channelsPatch, apply_to: applyTo = 'running', ...rest } = patch;
   const given = channelsPatch
@@ -189,6 +192,7 @@ export async function updatePolicy(
     : undefined;
   await requireSafeWebhooks(ctx, given);
   return inTransaction(ctx.pool, async (tx) => {
+    await requireRevision(tx, 'SLA policy', id, expectedRevision);
     const current = await policyGet(tx, id);
     if (!current) throw new NotFoundError('SLA policy', id);
     const alertChannels = channelsPatch

@@ -29,6 +29,7 @@ import {
   toAppError,
   ValidationError,
 } from './errors.js';
+import { requireRevision } from './revisions.js';
 
 /**
  * On-call schedules: CRUD (admins, and the lead of the schedule's team), who is on call at an
@@ -58,6 +59,7 @@ export function scheduleView(row: ScheduleRow) {
     layers: row.layers,
     created_at: row.created_at,
     updated_at: row.updated_at,
+    revision: row.revision,
   };
 }
 export type ScheduleView = ReturnType<typeof scheduleView>;
@@ -181,9 +183,12 @@ export async function updateSchedule(
   id: number,
   patch: Partial<ScheduleInput>,
   actor: Actor,
+  /** The revision the change was made from (If-Match); absent: whatever is stored. */
+  expectedRevision?: number,
 ): Promise<ScheduleView> {
   try {
     return await inTransaction(ctx.pool, async (tx) => {
+      await requireRevision(tx, 'schedule', id, expectedRevision);
       const current = await loadOne(tx, id);
       const fields: ScheduleFields = {
         name: patch.name ?? current.name,

@@ -184,4 +184,40 @@ describe('on-call schedule forms in a browser', async () => {
     const again = page.getByRole('form', { name: 'Edit schedule Support primary' });
     expect(await again.getByLabel('Layer 1 window 1 until').inputValue()).toBe('00:00');
   });
+
+  it('a change saved by someone else while the form was open is not undone: the save says so, and the form opened again starts from it', async () => {
+    type Stored = {
+      items: { id: number; fallback_agent_id: number | null; layers: { name: string }[] }[];
+    };
+    const stored = async () => (await stega.api<Stored>('GET', '/api/schedules')).body.items[0];
+    const before = await stored();
+    expect(before?.fallback_agent_id).not.toBeNull();
+    // the form is open on the current schedule…
+    if (await page.getByRole('form', { name: 'Edit schedule Support primary' }).count()) {
+      await page.getByRole('button', { name: 'Cancel' }).click();
+    }
+    await page.getByRole('button', { name: 'Edit Support primary' }).click();
+    const form = page.getByRole('form', { name: 'Edit schedule Support primary' });
+    await form.getByLabel('Layer 1 name').fill('Weekday primary');
+    // …when someone else takes the fallback agent away
+    const theirs = await stega.api('PATCH', `/api/schedules/${before?.id}`, {
+      fallback_agent_id: null,
+    });
+    expect(theirs.status).toBe(200);
+    await form.getByRole('button', { name: 'Save schedule' }).click();
+    await form.getByText('someone else changed this schedule after you loaded it').waitFor();
+    // nothing of this save was written: their change stands
+    const after = await stored();
+    expect(after?.fallback_agent_id).toBeNull();
+    expect(after?.layers[0]?.name).not.toBe('Weekday primary');
+    // opened again, the form starts from their change, and the save goes through
+    await form.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('button', { name: 'Edit Support primary' }).click();
+    const again = page.getByRole('form', { name: 'Edit schedule Support primary' });
+    expect(await again.getByLabel('Fallback agent').inputValue()).toBe('');
+    await again.getByLabel('Layer 1 name').fill('Weekday primary');
+    await again.getByRole('button', { name: 'Save schedule' }).click();
+    await expect.poll(async () => (await stored())?.layers[0]?.name).toBe('Weekday primary');
+    expect((await stored())?.fallback_agent_id).toBeNull();
+  });
 });

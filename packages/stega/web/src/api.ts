@@ -58,6 +58,11 @@ export async function api<T>(
     cache?: RequestCache;
     /** A sign-in's own call: its 401 is a wrong credential, not a session that ended. */
     signingIn?: boolean;
+    /**
+     * The revision the change was made from (a schedule's or policy's `revision`), sent as
+     * If-Match: when someone changed it since, the API refuses with 412 and writes nothing.
+     */
+    ifMatch?: number;
   } = {},
 ): Promise<T> {
   const token = options.token ?? readToken();
@@ -67,6 +72,7 @@ export async function api<T>(
   // a form (files) goes as multipart/form-data, its boundary set by the browser
   const isForm = typeof FormData !== 'undefined' && body instanceof FormData;
   if (body !== undefined && !isForm) headers['content-type'] = 'application/json';
+  if (options.ifMatch !== undefined) headers['if-match'] = `"${options.ifMatch}"`;
   const sentAt = Date.now();
   const response = await fetch(path, {
     method,

@@ -128,6 +128,8 @@ export interface Schedule {
     start_date: string;
     restrictions: { days: string[]; start: string; end: string }[];
   }[];
+  /** Counts its changes: a PATCH sends it back as If-Match. */
+  revision: number;
 }
 
 type AgentBrief = { id: number; name: string; email: string };

@@ -23,6 +23,7 @@ import {
   escalationPolicyOut,
   itemsOf,
 } from '../response-schemas.js';
+import { etagOf, ifMatchHeaders, ifMatchRevision, revisedErrors } from '../revisions.js';
 import { errors, idParams, text } from '../schemas.js';
 import type { WriteLimit } from '../write-limits.js';
 
@@ -97,7 +98,10 @@ export function escalationRoutes(
           response: { 200: escalationPolicyOut, ...errors },
         },
       },
-      async (request) => getEscalationPolicy(ctx, request.params.id, actorOf(request)),
+      async (request, reply) => {
+        const policy = await getEscalationPolicy(ctx, request.params.id, actorOf(request));
+        return reply.header('etag', etagOf(policy.revision)).send(policy);
+      },
     );
 
     app.post(
@@ -122,14 +126,24 @@ export function escalationRoutes(
         config: { access: 'admin' },
         schema: {
           tags: ['escalations'],
-          summary: 'Change an escalation policy (breaches from now on; running chains keep theirs)',
+          summary:
+            'Change an escalation policy (breaches from now on; running chains keep theirs). With If-Match: refused (412) once another change came',
           params: idParams,
+          headers: ifMatchHeaders,
           body: patchBody,
-          response: { 200: escalationPolicyOut, ...errors },
+          response: { 200: escalationPolicyOut, ...revisedErrors },
         },
       },
-      async (request) =>
-        updateEscalationPolicy(ctx, request.params.id, request.body, actorOf(request)),
+      async (request, reply) => {
+        const policy = await updateEscalationPolicy(
+          ctx,
+          request.params.id,
+          request.body,
+          actorOf(request),
+          ifMatchRevision(request.headers['if-match']),
+        );
+        return reply.header('etag', etagOf(policy.revision)).send(policy);
+      },
     );
 
     app.delete(

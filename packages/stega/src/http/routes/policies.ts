@@ -15,6 +15,7 @@ import {
 } from '../../services/policies.js';
 import { actorOf } from '../auth.js';
 import { itemsOf, policyOut } from '../response-schemas.js';
+import { etagOf, ifMatchHeaders, ifMatchRevision, revisedErrors } from '../revisions.js';
 import { errors, idParams, text } from '../schemas.js';
 
 const MAX_MINUTES = 10 * 366 * 24 * 60;
@@ -132,7 +133,10 @@ export function policyRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           response: { 200: policyOut, ...errors },
         },
       },
-      async (request) => getPolicy(ctx, request.params.id, actorOf(request)),
+      async (request, reply) => {
+        const policy = await getPolicy(ctx, request.params.id, actorOf(request));
+        return reply.header('etag', etagOf(policy.revision)).send(policy);
+      },
     );
 
     app.post(
@@ -157,15 +161,25 @@ export function policyRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
         config: { access: 'admin' },
         schema: {
           tags: ['sla'],
-          summary: 'Change an SLA policy',
+          summary: 'Change an SLA policy; with If-Match: refused (412) once another change came',
           description:
             'New targets or a new calendar apply to tickets given the policy later and, unless `apply_to` is `new_tickets_only`, to the clocks running under it: a job moves their due and warning instants within moments, in batches, and logs each moved clock in its ticket’s activity (`sla_clock_retargeted` or `sla_clock_rescheduled` with `previous_due_at`, `due_at` and `reason: "policy_edited"`). Stopped clocks, and clocks already breached, keep their targets and due times.',
           params: idParams,
+          headers: ifMatchHeaders,
           body: patchBody,
-          response: { 200: policyOut, ...errors },
+          response: { 200: policyOut, ...revisedErrors },
         },
       },
-      async (request) => updatePolicy(ctx, request.params.id, request.body, actorOf(request)),
+      async (request, reply) => {
+        const policy = await updatePolicy(
+          ctx,
+          request.params.id,
+          request.body,
+          actorOf(request),
+          ifMatchRevision(request.headers['if-match']),
+        );
+        return reply.header('etag', etagOf(policy.revision)).send(policy);
+      },
     );
 
     app.delete(

@@ -34,6 +34,7 @@ import {
   shiftOut,
   teamOnCallOut,
 } from '../response-schemas.js';
+import { etagOf, ifMatchHeaders, ifMatchRevision, revisedErrors } from '../revisions.js';
 import { errors, idParams, text } from '../schemas.js';
 
 const DAY = 86_400_000;
@@ -135,7 +136,10 @@ export function scheduleRoutes(ctx: ServiceContext, feeds: CalendarFeeds): Fasti
           response: { 200: scheduleOut, ...errors },
         },
       },
-      async (request) => getSchedule(ctx, request.params.id),
+      async (request, reply) => {
+        const schedule = await getSchedule(ctx, request.params.id);
+        return reply.header('etag', etagOf(schedule.revision)).send(schedule);
+      },
     );
 
     app.post(
@@ -161,13 +165,23 @@ export function scheduleRoutes(ctx: ServiceContext, feeds: CalendarFeeds): Fasti
         schema: {
           tags,
           summary:
-            'Change an on-call schedule; `layers` replaces them all (admin, or its team’s lead)',
+            'Change an on-call schedule; `layers` replaces them all (admin, or its team’s lead). With If-Match: refused (412) once another change came',
           params: idParams,
+          headers: ifMatchHeaders,
           body: patchBody,
-          response: { 200: scheduleOut, ...errors },
+          response: { 200: scheduleOut, ...revisedErrors },
         },
       },
-      async (request) => updateSchedule(ctx, request.params.id, request.body, actorOf(request)),
+      async (request, reply) => {
+        const schedule = await updateSchedule(
+          ctx,
+          request.params.id,
+          request.body,
+          actorOf(request),
+          ifMatchRevision(request.headers['if-match']),
+        );
+        return reply.header('etag', etagOf(schedule.revision)).send(schedule);
+      },
     );
 
     app.delete(

@@ -21,7 +21,8 @@ export interface Save {
 
 /**
  * The state of a form's save (a TanStack mutation): busy while it runs, then its issues or its
- * confirmation. After a save that went through, the queries under `invalidates` fetch again.
+ * confirmation. After a save that went through, or one refused because someone else's change
+ * came first (412), the queries under `invalidates` fetch again.
  */
 export function useSave(invalidates: readonly QueryKey[] = []): Save {
   const client = useQueryClient();
@@ -30,6 +31,12 @@ export function useSave(invalidates: readonly QueryKey[] = []): Save {
     mutationFn: (work: () => Promise<void>) => work(),
     onSuccess: () =>
       Promise.all(invalidates.map((queryKey) => client.invalidateQueries({ queryKey }))),
+    // someone else's change came first (412): fetch it, so the form opened again starts from it
+    onError: (error) => {
+      if (error instanceof ApiError && error.status === 412) {
+        for (const queryKey of invalidates) void client.invalidateQueries({ queryKey });
+      }
+    },
   });
   const error = mutation.error;
   const run = async (work: () => Promise<void>) => {

@@ -65,7 +65,9 @@ export function ScheduleForm({
     const done = await save.run(async () => {
       const body = scheduleOf(draft);
       const saved = schedule
-        ? await api<Schedule>('PATCH', `/api/schedules/${schedule.id}`, body)
+        ? await api<Schedule>('PATCH', `/api/schedules/${schedule.id}`, body, {
+            ifMatch: schedule.revision,
+          })
         : await api<Schedule>('POST', '/api/schedules', body);
       if (!schedule) setDraft(newSchedule());
       save.setSaved(`Schedule ${saved.name} saved.`);

@@ -38,7 +38,9 @@ export function PolicyForm({
     const done = await save.run(async () => {
       const body = { name, levels: levels.map(levelOf) };
       const saved = policy
-        ? await api<EscalationPolicy>('PATCH', `/api/escalation-policies/${policy.id}`, body)
+        ? await api<EscalationPolicy>('PATCH', `/api/escalation-policies/${policy.id}`, body, {
+            ifMatch: policy.revision,
+          })
         : await api<EscalationPolicy>('POST', '/api/escalation-policies', body);
       if (!policy) {
         setName('');

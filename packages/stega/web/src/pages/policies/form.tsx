@@ -98,7 +98,9 @@ function PolicyForm({ id, policy, admin }: { id?: number; policy?: Policy; admin
         if (CLOCK_KEYS.some((key) => key in body) && draft.apply_to === 'new_tickets_only') {
           body.apply_to = 'new_tickets_only';
         }
-        const saved = await api<Policy>('PATCH', `/api/sla-policies/${id}`, body);
+        const saved = await api<Policy>('PATCH', `/api/sla-policies/${id}`, body, {
+          ifMatch: loaded?.revision,
+        });
         setLoaded(saved);
         setDraft(draftOf(saved));
         setSaved('Saved.');
