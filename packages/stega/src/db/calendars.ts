@@ -10,11 +10,13 @@ export interface CalendarRow {
   weekly_hours: BusinessCalendar['weekly_hours'];
   holidays: BusinessCalendar['holidays'];
   updated_at: Date;
+  /** Counts the calendar's changes (its ETag; db/revisions.ts). */
+  revision: number;
 }
 
-export type CalendarFields = Omit<CalendarRow, 'id' | 'updated_at'>;
+export type CalendarFields = Omit<CalendarRow, 'id' | 'updated_at' | 'revision'>;
 
-const COLUMNS = 'id, name, time_zone, always_open, weekly_hours, holidays, updated_at';
+const COLUMNS = 'id, name, time_zone, always_open, weekly_hours, holidays, updated_at, revision';
 
 function calendarOf(row: Record<string, unknown>): CalendarRow {
   return {
@@ -25,6 +27,7 @@ function calendarOf(row: Record<string, unknown>): CalendarRow {
     weekly_hours: row.weekly_hours as CalendarRow['weekly_hours'],
     holidays: row.holidays as CalendarRow['holidays'],
     updated_at: row.updated_at as Date,
+    revision: Number(row.revision),
   };
 }
 
@@ -102,7 +105,7 @@ export async function calendarUpdate(
   const { rows } = await db.query(
     `update stega.calendars
         set name = $2, time_zone = $3, always_open = $4, weekly_hours = $5, holidays = $6,
-            updated_at = $7
+            updated_at = $7, revision = revision + 1
       where id = $1
       returning ${COLUMNS}`,
     [

@@ -1,13 +1,15 @@
 import type { Queryable } from '@stega/pgque';
 
 /** The settings whose changes are counted (`revision`), so that a change may name the one it was made from. */
-export type Revised = 'schedule' | 'escalation policy' | 'SLA policy';
+export type Revised = 'schedule' | 'escalation policy' | 'SLA policy' | 'calendar' | 'team';
 
 /** One fixed statement per kind: the table is never taken from input. */
 const LOCK_ROW: Record<Revised, string> = {
   schedule: 'select revision from stega.schedules where id = $1 for update',
   'escalation policy': 'select revision from stega.escalation_policies where id = $1 for update',
   'SLA policy': 'select revision from stega.sla_policies where id = $1 for update',
+  calendar: 'select revision from stega.calendars where id = $1 for update',
+  team: 'select revision from stega.teams where id = $1 for update',
 };
 
 /**

@@ -16,9 +16,11 @@ export interface TeamRow {
   lead_agent_id: number | null;
   members: TeamMemberRow[];
   created_at: Date;
+  /** Counts the team's changes, its members' included (its ETag; db/revisions.ts). */
+  revision: number;
 }
 
-const SELECT = `select t.id, t.name, t.time_zone, t.created_at,
+const SELECT = `select t.id, t.name, t.time_zone, t.created_at, t.revision,
        coalesce((select jsonb_agg(jsonb_build_object('agent_id', a.id, 'name', a.name,
                                                      'email', a.email, 'is_lead', m.is_lead)
                                   order by a.name, a.id)
@@ -40,6 +42,7 @@ function teamOf(row: Record<string, unknown>): TeamRow {
     lead_agent_id: members.find((m) => m.is_lead)?.agent_id ?? null,
     members,
     created_at: row.created_at as Date,
+    revision: Number(row.revision),
   };
 }
 
@@ -71,7 +74,7 @@ export async function teamUpdate(
   fields: { name: string; time_zone: string | null },
 ): Promise<boolean> {
   const { rowCount } = await db.query(
-    'update stega.teams set name = $2, time_zone = $3 where id = $1',
+    'update stega.teams set name = $2, time_zone = $3, revision = revision + 1 where id = $1',
     [id, fields.name, fields.time_zone],
   );
   return Boolean(rowCount);
@@ -108,6 +111,11 @@ export async function teamMembersReplace(
      select $1, a, coalesce(a = $3::bigint, false) from unnest($2::bigint[]) as a`,
     [teamId, agentIds, leadId],
   );
+}
+
+/** Counts a change of the team's members made on its own (one added or removed). */
+export async function teamRevisionBump(db: Queryable, teamId: number): Promise<void> {
+  await db.query('update stega.teams set revision = revision + 1 where id = $1', [teamId]);
 }
 
 /** Adds one member (a no-op when already one); the lead flag is left as it is. */

@@ -106,6 +106,14 @@ export const agentOut = z.object({
   created_at: z.date(),
 });
 
+/** A setting's revision (schedule, policy, calendar, team): its ETag, and what a PATCH's If-Match names. */
+const revision = z
+  .number()
+  .int()
+  .describe(
+    'counts its changes; GET gives it as the ETag, and a PATCH with If-Match: "<revision>" is refused (412) once another change came',
+  );
+
 export const teamOut = z.object({
   id,
   name: z.string(),
@@ -118,6 +126,7 @@ export const teamOut = z.object({
     z.object({ agent_id: id, name: z.string(), email: z.string(), is_lead: z.boolean() }),
   ),
   created_at: z.date(),
+  revision,
 });
 
 export const ticketOut = z.object({
@@ -381,14 +390,6 @@ const escalationLevelOut = z.object({
   }),
 });
 
-/** A schedule's or policy's revision: its ETag, and what a PATCH's If-Match names. */
-const revision = z
-  .number()
-  .int()
-  .describe(
-    'counts its changes; GET gives it as the ETag, and a PATCH with If-Match: "<revision>" is refused (412) once another change came',
-  );
-
 export const escalationPolicyOut = z.object({
   id,
   name: z.string(),
@@ -504,6 +505,7 @@ export const calendarOut = z.object({
     z.object({ date: z.string(), recurring: z.boolean(), name: z.string().optional() }),
   ),
   updated_at: z.date(),
+  revision,
 });
 
 export const policyOut = z.object({

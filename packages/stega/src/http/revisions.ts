@@ -4,7 +4,7 @@ import { errorSchema, errors } from './schemas.js';
 
 /**
  * Optimistic concurrency for the settings edited as a whole (schedules, escalation and SLA
- * policies): GET gives the revision as a strong ETag, and a PATCH may send it back in
+ * policies, calendars, teams): GET gives the revision as a strong ETag, and a PATCH may send it back in
  * If-Match; once someone else's change came in between, the PATCH is refused with 412
  * (STEGA_ERR_STALE) and writes nothing. A PATCH without If-Match (or with `*`) applies to
  * whatever is stored, as before.

@@ -13,13 +13,25 @@ import { slaDeadlineArmNext } from '../db/sla-deadline.js';
 import { type BusinessCalendar, parseCalendar } from '../domain/index.js';
 import { type Actor, type ServiceContext, SYSTEM_ACTOR } from './context.js';
 import { ConflictError, NotFoundError, toAppError } from './errors.js';
+import { requireRevision } from './revisions.js';
 import { calendarOfRow } from './sla.js';
 
 /** A calendar as the API shows it: its name and id with the domain's calendar fields. */
-export type CalendarView = { id: number; name: string; updated_at: Date } & BusinessCalendar;
+export type CalendarView = {
+  id: number;
+  name: string;
+  updated_at: Date;
+  revision: number;
+} & BusinessCalendar;
 
 export function calendarView(row: CalendarRow): CalendarView {
-  return { ...calendarOfRow(row), id: row.id, name: row.name, updated_at: row.updated_at };
+  return {
+    ...calendarOfRow(row),
+    id: row.id,
+    name: row.name,
+    updated_at: row.updated_at,
+    revision: row.revision,
+  };
 }
 
 const NAME_TAKEN = { calendars_name_key: 'name' };
@@ -61,9 +73,12 @@ export async function updateCalendar(
   id: number,
   patch: Record<string, unknown> & { name?: string },
   actor: Actor = SYSTEM_ACTOR,
+  /** The revision the change was made from (If-Match); absent: whatever is stored. */
+  expectedRevision?: number,
 ): Promise<CalendarView> {
   try {
     return await inTransaction(ctx.pool, async (tx) => {
+      await requireRevision(tx, 'calendar', id, expectedRevision);
       const row = await calendarGet(tx, id);
       if (!row) throw new NotFoundError('calendar', id);
       const { name, ...fields } = patch;

@@ -14,7 +14,7 @@ import { StegaDomainError } from '../domain/index.js';
  * | STEGA_ERR_NOT_FOUND          | 404    | an unknown id                                      |
  * | STEGA_ERR_CONFLICT           | 409    | the request collides with stored state             |
  * | STEGA_ERR_TICKET_TRANSITION  | 409    | the ticket life cycle forbids the status change    |
- * | STEGA_ERR_STALE              | 412    | a change sent with If-Match: the schedule or policy was changed since that revision; nothing was written |
+ * | STEGA_ERR_STALE              | 412    | a change sent with If-Match: the schedule, policy, calendar or team was changed since that revision; nothing was written |
  * | STEGA_ERR_TOO_MANY_FAILURES  | 429    | too many failed sign-ins from this address or for this account; wait |
  * | STEGA_ERR_TOO_MANY_WRITES    | 429    | this principal created too many tickets, comments or acknowledgements in the window (WRITE_LIMIT_*); wait for Retry-After |
  * | STEGA_ERR_TOO_MANY_CODES     | 429    | too many verification messages for this agent's methods or to this address in the last hour (VERIFICATION_SENDS_PER_*_HOUR); nothing was sent; wait for Retry-After |
@@ -195,7 +195,8 @@ export class TooLargeError extends AppError {
 
 /**
  * A change made from an older revision than the stored one (its If-Match): someone else
- * changed the schedule or policy after the sender loaded it. Nothing was written.
+ * changed the setting (schedule, policy, calendar, team) after the sender loaded it. Nothing
+ * was written.
  */
 export class StaleRevisionError extends AppError {
   constructor(what: string, given: number, current: number) {

@@ -11,11 +11,13 @@ import {
   teamMemberAdd,
   teamMemberRemove,
   teamMembersReplace,
+  teamRevisionBump,
   teamUpdate,
   teamUseCount,
 } from '../db/teams.js';
 import type { ServiceContext } from './context.js';
 import { ConflictError, NotFoundError, toAppError, ValidationError } from './errors.js';
+import { requireRevision } from './revisions.js';
 
 /** Teams: members, one of them the lead, and the zone of members without their own. */
 
@@ -102,10 +104,13 @@ export async function updateTeam(
   ctx: ServiceContext,
   id: number,
   patch: Partial<TeamInput>,
+  /** The revision the change was made from (If-Match); absent: whatever is stored. */
+  expectedRevision?: number,
 ): Promise<TeamRow> {
   requireTimeZone(patch.time_zone, 'time_zone');
   try {
     return await inTransaction(ctx.pool, async (tx) => {
+      await requireRevision(tx, 'team', id, expectedRevision);
       const current = await getTeam(ctx, id, tx);
       const members = patch.member_ids
         ? [...new Set(patch.member_ids)]
@@ -156,10 +161,11 @@ export async function addTeamMember(
   options: { lead?: boolean } = {},
 ): Promise<TeamRow> {
   return inTransaction(ctx.pool, async (tx) => {
-    await getTeam(ctx, teamId, tx);
+    await requireRevision(tx, 'team', teamId, undefined);
     if (!(await agentGet(tx, agentId))) throw new NotFoundError('agent', agentId);
     await teamMemberAdd(tx, teamId, agentId);
     if (options.lead) await teamLeadSet(tx, teamId, agentId);
+    await teamRevisionBump(tx, teamId);
     return getTeam(ctx, teamId, tx);
   });
 }
@@ -171,10 +177,11 @@ export async function removeTeamMember(
   agentId: number,
 ): Promise<TeamRow> {
   return inTransaction(ctx.pool, async (tx) => {
-    await getTeam(ctx, teamId, tx);
+    await requireRevision(tx, 'team', teamId, undefined);
     if (!(await teamMemberRemove(tx, teamId, agentId))) {
       throw new NotFoundError('team member', agentId);
     }
+    await teamRevisionBump(tx, teamId);
     return getTeam(ctx, teamId, tx);
   });
 }

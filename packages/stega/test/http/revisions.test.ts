@@ -8,7 +8,8 @@ interface Answer {
 }
 
 /**
- * Optimistic concurrency of the settings edited as a whole: GET gives the revision as its
+ * Optimistic concurrency of the settings edited as a whole (schedules, escalation and SLA
+ * policies, calendars, teams): GET gives the revision as its
  * ETag; a PATCH sent with If-Match of an older revision is refused with 412 and writes
  * nothing, so that two admins editing one schedule (or policy) never silently undo each
  * other; without If-Match a PATCH applies as before.
@@ -101,6 +102,23 @@ describe('revisions and If-Match', async () => {
       url: (id: number) => `/api/sla-policies/${id}`,
       change: (name: string) => ({ name }),
     },
+    {
+      what: 'calendar',
+      create: () =>
+        created('/api/calendars', {
+          name: `c ${unique()}`,
+          time_zone: 'UTC',
+          always_open: true,
+        }),
+      url: (id: number) => `/api/calendars/${id}`,
+      change: (name: string) => ({ name }),
+    },
+    {
+      what: 'team',
+      create: () => created('/api/teams', { name: `t ${unique()}` }),
+      url: (id: number) => `/api/teams/${id}`,
+      change: (name: string) => ({ name }),
+    },
   ];
 
   for (const kind of kinds) {
@@ -144,6 +162,25 @@ describe('revisions and If-Match', async () => {
       expect(response.body.issues.map((i: { path: string }) => i.path)).toEqual(['If-Match']);
     }
     expect((await get(kinds[0]!.url(made.id))).body.revision).toBe(1);
+  });
+
+  it('a member added or removed on its own counts as a change of the team', async () => {
+    const team = await created('/api/teams', { name: `t ${unique()}` });
+    const added = await t.admin({
+      method: 'PUT',
+      url: `/api/teams/${team.id}/members/${agent.id}`,
+      payload: { lead: false },
+    });
+    expect(added.status, JSON.stringify(added.body)).toBeLessThan(300);
+    expect(added.body.revision).toBe(2);
+    const stale = await patch(`/api/teams/${team.id}`, { member_ids: [] }, '"1"');
+    expect(stale.status).toBe(412);
+    expect((await get(`/api/teams/${team.id}`)).body.members).toHaveLength(1);
+    const removed = await t.admin({
+      method: 'DELETE',
+      url: `/api/teams/${team.id}/members/${agent.id}`,
+    });
+    expect(removed.body.revision).toBe(3);
   });
 
   it('an unknown id is a 404 whatever the If-Match', async () => {

@@ -11,6 +11,7 @@ import {
 import type { ServiceContext } from '../../services/context.js';
 import { actorOf } from '../auth.js';
 import { calendarOut, itemsOf } from '../response-schemas.js';
+import { etagOf, ifMatchHeaders, ifMatchRevision, revisedErrors } from '../revisions.js';
 import { errors, idParams, text } from '../schemas.js';
 
 const nameSchema = text(200);
@@ -88,7 +89,10 @@ export function calendarRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           response: { 200: calendarOut, ...errors },
         },
       },
-      async (request) => getCalendar(ctx, request.params.id),
+      async (request, reply) => {
+        const calendar = await getCalendar(ctx, request.params.id);
+        return reply.header('etag', etagOf(calendar.revision)).send(calendar);
+      },
     );
 
     app.post(
@@ -112,15 +116,25 @@ export function calendarRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
         config: { access: 'admin' },
         schema: {
           tags: ['sla'],
-          summary: 'Change a calendar',
+          summary: 'Change a calendar; with If-Match: refused (412) once another change came',
           description:
             'A change of the hours, holidays or zone moves the due and warning instants of the clocks running on the calendar (in batches, by a job, within moments): each moved clock gets an activity entry `sla_clock_rescheduled` with `previous_due_at`, `due_at` and `reason: "calendar_edited"`. Stopped clocks, and clocks already breached, keep their due times.',
           params: idParams,
+          headers: ifMatchHeaders,
           body: patchBody,
-          response: { 200: calendarOut, ...errors },
+          response: { 200: calendarOut, ...revisedErrors },
         },
       },
-      async (request) => updateCalendar(ctx, request.params.id, request.body, actorOf(request)),
+      async (request, reply) => {
+        const calendar = await updateCalendar(
+          ctx,
+          request.params.id,
+          request.body,
+          actorOf(request),
+          ifMatchRevision(request.headers['if-match']),
+        );
+        return reply.header('etag', etagOf(calendar.revision)).send(calendar);
+      },
     );
 
     app.delete(

@@ -11,6 +11,7 @@ import {
   updateTeam,
 } from '../../services/teams.js';
 import { itemsOf, teamOut } from '../response-schemas.js';
+import { etagOf, ifMatchHeaders, ifMatchRevision, revisedErrors } from '../revisions.js';
 import { errors, idParams, text } from '../schemas.js';
 
 const agentId = z.number().int().positive();
@@ -75,7 +76,10 @@ export function teamRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           response: { 200: teamOut, ...errors },
         },
       },
-      async (request) => getTeam(ctx, request.params.id),
+      async (request, reply) => {
+        const team = await getTeam(ctx, request.params.id);
+        return reply.header('etag', etagOf(team.revision)).send(team);
+      },
     );
 
     app.post(
@@ -98,13 +102,23 @@ export function teamRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
         config: { access: 'admin' },
         schema: {
           tags: ['teams'],
-          summary: 'Change a team: name, zone, members (replaced), lead',
+          summary:
+            'Change a team: name, zone, members (replaced), lead. With If-Match: refused (412) once another change came',
           params: idParams,
+          headers: ifMatchHeaders,
           body: patchBody,
-          response: { 200: teamOut, ...errors },
+          response: { 200: teamOut, ...revisedErrors },
         },
       },
-      async (request) => updateTeam(ctx, request.params.id, request.body),
+      async (request, reply) => {
+        const team = await updateTeam(
+          ctx,
+          request.params.id,
+          request.body,
+          ifMatchRevision(request.headers['if-match']),
+        );
+        return reply.header('etag', etagOf(team.revision)).send(team);
+      },
     );
 
     app.delete(

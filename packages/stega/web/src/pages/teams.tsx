@@ -122,7 +122,7 @@ function TeamForm({
         lead_agent_id: lead === '' ? null : Number(lead),
       };
       const saved = team
-        ? await api<Team>('PATCH', `/api/teams/${team.id}`, body)
+        ? await api<Team>('PATCH', `/api/teams/${team.id}`, body, { ifMatch: team.revision })
         : await api<Team>('POST', '/api/teams', body);
       if (!team) {
         setName('');

@@ -53,7 +53,9 @@ function CalendarForm({
     await run(async () => {
       const body = bodyOf(draft);
       if (editing) {
-        const c = await api<Calendar>('PATCH', `/api/calendars/${id}`, body);
+        const c = await api<Calendar>('PATCH', `/api/calendars/${id}`, body, {
+          ifMatch: loaded?.revision,
+        });
         setLoaded(c);
         setDraft(draftOf(c));
         setSaved('Saved. Running SLA clocks keep their due times until they next change.');
