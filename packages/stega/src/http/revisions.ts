@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { ValidationError } from '../services/errors.js';
 import { errorSchema, errors } from './schemas.js';
@@ -23,7 +24,16 @@ export const ifMatchHeaders = z.object({
 export const revisedErrors = { ...errors, 412: errorSchema } as const;
 
 /** The ETag of a revision. */
-export const etagOf = (revision: number): string => `"${revision}"`;
+const etagOf = (revision: number): string => `"${revision}"`;
+
+/** Answers with a revised setting and its revision as the ETag. */
+export function sendRevised<T extends { revision: number }>(reply: FastifyReply, setting: T) {
+  return reply.header('etag', etagOf(setting.revision)).send(setting);
+}
+
+/** The revision a request's If-Match names (see ifMatchRevision). */
+export const ifMatchOf = (request: { headers: { 'if-match'?: string | undefined } }) =>
+  ifMatchRevision(request.headers['if-match']);
 
 /**
  * The revision an If-Match header names; undefined without one or for `*`.

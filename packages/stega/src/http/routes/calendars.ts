@@ -11,7 +11,7 @@ import {
 import type { ServiceContext } from '../../services/context.js';
 import { actorOf } from '../auth.js';
 import { calendarOut, itemsOf } from '../response-schemas.js';
-import { etagOf, ifMatchHeaders, ifMatchRevision, revisedErrors } from '../revisions.js';
+import { ifMatchHeaders, ifMatchOf, revisedErrors, sendRevised } from '../revisions.js';
 import { errors, idParams, text } from '../schemas.js';
 
 const nameSchema = text(200);
@@ -89,10 +89,7 @@ export function calendarRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           response: { 200: calendarOut, ...errors },
         },
       },
-      async (request, reply) => {
-        const calendar = await getCalendar(ctx, request.params.id);
-        return reply.header('etag', etagOf(calendar.revision)).send(calendar);
-      },
+      async (request, reply) => sendRevised(reply, await getCalendar(ctx, request.params.id)),
     );
 
     app.post(
@@ -125,16 +122,17 @@ export function calendarRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           response: { 200: calendarOut, ...revisedErrors },
         },
       },
-      async (request, reply) => {
-        const calendar = await updateCalendar(
-          ctx,
-          request.params.id,
-          request.body,
-          actorOf(request),
-          ifMatchRevision(request.headers['if-match']),
-        );
-        return reply.header('etag', etagOf(calendar.revision)).send(calendar);
-      },
+      async (request, reply) =>
+        sendRevised(
+          reply,
+          await updateCalendar(
+            ctx,
+            request.params.id,
+            request.body,
+            actorOf(request),
+            ifMatchOf(request),
+          ),
+        ),
     );
 
     app.delete(

@@ -23,7 +23,7 @@ import {
   escalationPolicyOut,
   itemsOf,
 } from '../response-schemas.js';
-import { etagOf, ifMatchHeaders, ifMatchRevision, revisedErrors } from '../revisions.js';
+import { ifMatchHeaders, ifMatchOf, revisedErrors, sendRevised } from '../revisions.js';
 import { errors, idParams, text } from '../schemas.js';
 import type { WriteLimit } from '../write-limits.js';
 
@@ -98,10 +98,8 @@ export function escalationRoutes(
           response: { 200: escalationPolicyOut, ...errors },
         },
       },
-      async (request, reply) => {
-        const policy = await getEscalationPolicy(ctx, request.params.id, actorOf(request));
-        return reply.header('etag', etagOf(policy.revision)).send(policy);
-      },
+      async (request, reply) =>
+        sendRevised(reply, await getEscalationPolicy(ctx, request.params.id, actorOf(request))),
     );
 
     app.post(
@@ -134,16 +132,17 @@ export function escalationRoutes(
           response: { 200: escalationPolicyOut, ...revisedErrors },
         },
       },
-      async (request, reply) => {
-        const policy = await updateEscalationPolicy(
-          ctx,
-          request.params.id,
-          request.body,
-          actorOf(request),
-          ifMatchRevision(request.headers['if-match']),
-        );
-        return reply.header('etag', etagOf(policy.revision)).send(policy);
-      },
+      async (request, reply) =>
+        sendRevised(
+          reply,
+          await updateEscalationPolicy(
+            ctx,
+            request.params.id,
+            request.body,
+            actorOf(request),
+            ifMatchOf(request),
+          ),
+        ),
     );
 
     app.delete(

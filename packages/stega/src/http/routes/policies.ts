@@ -15,7 +15,7 @@ import {
 } from '../../services/policies.js';
 import { actorOf } from '../auth.js';
 import { itemsOf, policyOut } from '../response-schemas.js';
-import { etagOf, ifMatchHeaders, ifMatchRevision, revisedErrors } from '../revisions.js';
+import { ifMatchHeaders, ifMatchOf, revisedErrors, sendRevised } from '../revisions.js';
 import { errors, idParams, text } from '../schemas.js';
 
 const MAX_MINUTES = 10 * 366 * 24 * 60;
@@ -133,10 +133,8 @@ export function policyRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           response: { 200: policyOut, ...errors },
         },
       },
-      async (request, reply) => {
-        const policy = await getPolicy(ctx, request.params.id, actorOf(request));
-        return reply.header('etag', etagOf(policy.revision)).send(policy);
-      },
+      async (request, reply) =>
+        sendRevised(reply, await getPolicy(ctx, request.params.id, actorOf(request))),
     );
 
     app.post(
@@ -170,16 +168,17 @@ export function policyRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           response: { 200: policyOut, ...revisedErrors },
         },
       },
-      async (request, reply) => {
-        const policy = await updatePolicy(
-          ctx,
-          request.params.id,
-          request.body,
-          actorOf(request),
-          ifMatchRevision(request.headers['if-match']),
-        );
-        return reply.header('etag', etagOf(policy.revision)).send(policy);
-      },
+      async (request, reply) =>
+        sendRevised(
+          reply,
+          await updatePolicy(
+            ctx,
+            request.params.id,
+            request.body,
+            actorOf(request),
+            ifMatchOf(request),
+          ),
+        ),
     );
 
     app.delete(

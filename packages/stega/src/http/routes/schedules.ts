@@ -34,7 +34,7 @@ import {
   shiftOut,
   teamOnCallOut,
 } from '../response-schemas.js';
-import { etagOf, ifMatchHeaders, ifMatchRevision, revisedErrors } from '../revisions.js';
+import { ifMatchHeaders, ifMatchOf, revisedErrors, sendRevised } from '../revisions.js';
 import { errors, idParams, text } from '../schemas.js';
 
 const DAY = 86_400_000;
@@ -136,10 +136,7 @@ export function scheduleRoutes(ctx: ServiceContext, feeds: CalendarFeeds): Fasti
           response: { 200: scheduleOut, ...errors },
         },
       },
-      async (request, reply) => {
-        const schedule = await getSchedule(ctx, request.params.id);
-        return reply.header('etag', etagOf(schedule.revision)).send(schedule);
-      },
+      async (request, reply) => sendRevised(reply, await getSchedule(ctx, request.params.id)),
     );
 
     app.post(
@@ -172,16 +169,17 @@ export function scheduleRoutes(ctx: ServiceContext, feeds: CalendarFeeds): Fasti
           response: { 200: scheduleOut, ...revisedErrors },
         },
       },
-      async (request, reply) => {
-        const schedule = await updateSchedule(
-          ctx,
-          request.params.id,
-          request.body,
-          actorOf(request),
-          ifMatchRevision(request.headers['if-match']),
-        );
-        return reply.header('etag', etagOf(schedule.revision)).send(schedule);
-      },
+      async (request, reply) =>
+        sendRevised(
+          reply,
+          await updateSchedule(
+            ctx,
+            request.params.id,
+            request.body,
+            actorOf(request),
+            ifMatchOf(request),
+          ),
+        ),
     );
 
     app.delete(

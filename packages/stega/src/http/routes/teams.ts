@@ -11,7 +11,7 @@ import {
   updateTeam,
 } from '../../services/teams.js';
 import { itemsOf, teamOut } from '../response-schemas.js';
-import { etagOf, ifMatchHeaders, ifMatchRevision, revisedErrors } from '../revisions.js';
+import { ifMatchHeaders, ifMatchOf, revisedErrors, sendRevised } from '../revisions.js';
 import { errors, idParams, text } from '../schemas.js';
 
 const agentId = z.number().int().positive();
@@ -76,10 +76,7 @@ export function teamRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           response: { 200: teamOut, ...errors },
         },
       },
-      async (request, reply) => {
-        const team = await getTeam(ctx, request.params.id);
-        return reply.header('etag', etagOf(team.revision)).send(team);
-      },
+      async (request, reply) => sendRevised(reply, await getTeam(ctx, request.params.id)),
     );
 
     app.post(
@@ -110,15 +107,11 @@ export function teamRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           response: { 200: teamOut, ...revisedErrors },
         },
       },
-      async (request, reply) => {
-        const team = await updateTeam(
-          ctx,
-          request.params.id,
-          request.body,
-          ifMatchRevision(request.headers['if-match']),
-        );
-        return reply.header('etag', etagOf(team.revision)).send(team);
-      },
+      async (request, reply) =>
+        sendRevised(
+          reply,
+          await updateTeam(ctx, request.params.id, request.body, ifMatchOf(request)),
+        ),
     );
 
     app.delete(
