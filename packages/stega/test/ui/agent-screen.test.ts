@@ -422,6 +422,38 @@ describe('the agent screen in a browser', async () => {
     });
   });
 
+  it('a policy saved by someone else while its page is open: the save says so, and the form starts again from their version on request', async () => {
+    const calendars = await stega.api<{ items: { id: number }[] }>('GET', '/api/calendars');
+    const created = await stega.api<{ id: number }>('POST', '/api/sla-policies', {
+      name: 'Shared policy',
+      priority: 'low',
+      requester_org: 'Shared Co',
+      first_response_minutes: 60,
+      resolution_minutes: 240,
+      calendar_id: calendars.body.items[0]?.id,
+    });
+    expect(created.status).toBe(201);
+    const url = `/api/sla-policies/${created.body.id}`;
+    await page.goto(`${stega.url}/policies/${created.body.id}`);
+    const name = page.getByLabel('Name', { exact: true });
+    await expect.poll(() => name.inputValue()).toBe('Shared policy');
+    await name.fill('Mine');
+    // meanwhile someone else renames it
+    expect((await stega.api('PATCH', url, { name: 'Theirs' })).status).toBe(200);
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.getByText('someone else changed this SLA policy after you loaded it').waitFor();
+    expect((await stega.api<{ name: string }>('GET', url)).body.name).toBe('Theirs');
+    await page
+      .getByRole('button', { name: 'Load their version (what you typed is discarded)' })
+      .click();
+    await expect.poll(() => name.inputValue()).toBe('Theirs');
+    await page.getByText('Loaded the version saved by someone else').waitFor();
+    await name.fill('Mine');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.getByText('Saved.').waitFor();
+    expect((await stega.api<{ name: string }>('GET', url)).body.name).toBe('Mine');
+  });
+
   it('sorts open work by next SLA deadline, and finds a ticket by a word in a comment', async () => {
     for (const priority of ['low', 'urgent', 'normal', 'high']) {
       await newTicket({ subject: `Sort test ${priority}`, priority });

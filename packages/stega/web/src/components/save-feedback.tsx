@@ -6,6 +6,7 @@ export function SaveFeedback({
   save,
   knownPaths,
   idPrefix,
+  onReload,
 }: {
   save: Save;
   /**
@@ -15,6 +16,11 @@ export function SaveFeedback({
   knownPaths?: (path: string) => boolean;
   /** The prefix of the form's field ids, when its fields carry one. */
   idPrefix?: string;
+  /**
+   * Starts the form again from the version someone else saved, offered after a save refused
+   * for that (412); without it, closing the form and opening it again does the same.
+   */
+  onReload?: () => void;
 }) {
   return (
     <>
@@ -24,6 +30,13 @@ export function SaveFeedback({
         knownPaths={knownPaths ?? ((path) => hasField(path, idPrefix))}
         idPrefix={idPrefix}
       />
+      {save.stale && onReload ? (
+        <p className="actions">
+          <button type="button" className="secondary" onClick={onReload}>
+            Load their version (what you typed is discarded)
+          </button>
+        </p>
+      ) : null}
       <p role="status" className="notice ok" hidden={!save.saved}>
         {save.saved}
       </p>

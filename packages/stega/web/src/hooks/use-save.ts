@@ -11,6 +11,10 @@ export interface Save {
   saved: string | undefined;
   setSaved: (text: string | undefined) => void;
   busy: boolean;
+  /** The last save was refused because someone else saved first (412): nothing was written. */
+  stale: boolean;
+  /** Forgets the last outcome (a form starting again from the saved version). */
+  reset: () => void;
   /**
    * Clears the last outcome, runs `work`, and keeps the issues and message of a failure.
    * Resolves true once the save went through and the queries it invalidates have fetched
@@ -56,6 +60,11 @@ export function useSave(invalidates: readonly QueryKey[] = []): Save {
     saved,
     setSaved,
     busy: mutation.isPending,
+    stale: error instanceof ApiError && error.status === 412,
+    reset: () => {
+      setSaved(undefined);
+      mutation.reset();
+    },
     run,
   };
 }

@@ -48,6 +48,15 @@ function CalendarForm({
   const save = useSave([keys.calendars]);
   const { issues, setSaved, busy, run } = save;
 
+  // someone else saved first (412): start again from their version
+  const reload = async () => {
+    const fresh = await api<Calendar>('GET', `/api/calendars/${id}`);
+    setLoaded(fresh);
+    setDraft(draftOf(fresh));
+    save.reset();
+    setSaved('Loaded the version saved by someone else: make your change again.');
+  };
+
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     await run(async () => {
@@ -76,7 +85,7 @@ function CalendarForm({
       {loaded ? (
         <p className="muted small">Last changed {formatDateTime(loaded.updated_at)}</p>
       ) : null}
-      <SaveFeedback save={save} knownPaths={knownPath} />
+      <SaveFeedback save={save} knownPaths={knownPath} onReload={editing ? reload : undefined} />
       <form onSubmit={submit} noValidate className="form">
         <fieldset disabled={!admin} className="plain-fieldset">
           <div className="row">

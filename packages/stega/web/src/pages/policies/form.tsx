@@ -112,6 +112,15 @@ function PolicyForm({ id, policy, admin }: { id?: number; policy?: Policy; admin
     });
   };
 
+  // someone else saved first (412): start again from their version
+  const reload = async () => {
+    const fresh = await api<Policy>('GET', `/api/sla-policies/${id}`);
+    setLoaded(fresh);
+    setDraft(draftOf(fresh));
+    save.reset();
+    setSaved('Loaded the version saved by someone else: make your change again.');
+  };
+
   const sectionProps = { draft, set, issues };
   return (
     <div className="page narrow-page">
@@ -123,7 +132,11 @@ function PolicyForm({ id, policy, admin }: { id?: number; policy?: Policy; admin
       {loaded ? (
         <p className="muted small">Last changed {formatDateTime(loaded.updated_at)}</p>
       ) : null}
-      <SaveFeedback save={save} knownPaths={(p) => FIELD_PATHS.test(p)} />
+      <SaveFeedback
+        save={save}
+        knownPaths={(p) => FIELD_PATHS.test(p)}
+        onReload={editing ? reload : undefined}
+      />
       <form onSubmit={submit} noValidate className="form">
         <fieldset disabled={!admin} className="plain-fieldset">
           <TargetFields {...sectionProps} editing={editing} calendars={calendars.data?.items} />
