@@ -185,7 +185,7 @@ describe('on-call schedule forms in a browser', async () => {
     expect(await again.getByLabel('Layer 1 window 1 until').inputValue()).toBe('00:00');
   });
 
-  it('a change saved by someone else while the form was open is not undone: the save says so, and the form opened again starts from it', async () => {
+  it('a change saved by someone else while the form was open is not undone: the save says so, and the form starts again from it on request', async () => {
     type Stored = {
       items: { id: number; fallback_agent_id: number | null; layers: { name: string }[] }[];
     };
@@ -210,13 +210,14 @@ describe('on-call schedule forms in a browser', async () => {
     const after = await stored();
     expect(after?.fallback_agent_id).toBeNull();
     expect(after?.layers[0]?.name).not.toBe('Weekday primary');
-    // opened again, the form starts from their change, and the save goes through
-    await form.getByRole('button', { name: 'Cancel' }).click();
-    await page.getByRole('button', { name: 'Edit Support primary' }).click();
-    const again = page.getByRole('form', { name: 'Edit schedule Support primary' });
-    expect(await again.getByLabel('Fallback agent').inputValue()).toBe('');
-    await again.getByLabel('Layer 1 name').fill('Weekday primary');
-    await again.getByRole('button', { name: 'Save schedule' }).click();
+    // 'Load their version' starts the form again from their change, and the save goes through
+    await form
+      .getByRole('button', { name: 'Load their version (what you typed is discarded)' })
+      .click();
+    await expect.poll(() => form.getByLabel('Fallback agent').inputValue()).toBe('');
+    expect(await form.getByLabel('Layer 1 name').inputValue()).not.toBe('Weekday primary');
+    await form.getByLabel('Layer 1 name').fill('Weekday primary');
+    await form.getByRole('button', { name: 'Save schedule' }).click();
     await expect.poll(async () => (await stored())?.layers[0]?.name).toBe('Weekday primary');
     expect((await stored())?.fallback_agent_id).toBeNull();
   });

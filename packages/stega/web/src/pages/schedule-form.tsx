@@ -52,8 +52,19 @@ export function ScheduleForm({
   const [draft, setDraft] = useState<ScheduleDraft>(() =>
     schedule ? draftOf(schedule) : newSchedule(),
   );
+  // the revision the draft was made from: what the save's If-Match names
+  const [revision, setRevision] = useState(schedule?.revision);
   const save = useSave([keys.schedules]);
   const prefix = schedule ? `schedule-${schedule.id}` : 'new-schedule';
+  // someone else saved first (412): start again from their version
+  const reload = async () => {
+    if (!schedule) return;
+    const fresh = await api<Schedule>('GET', `/api/schedules/${schedule.id}`);
+    setDraft(draftOf(fresh));
+    setRevision(fresh.revision);
+    save.reset();
+    save.setSaved('Loaded the version saved by someone else: make your change again.');
+  };
   const set = (change: Partial<ScheduleDraft>) => setDraft((d) => ({ ...d, ...change }));
   const setLayer = (index: number, change: Partial<LayerDraft>) =>
     setDraft((d) => ({
@@ -66,10 +77,11 @@ export function ScheduleForm({
       const body = scheduleOf(draft);
       const saved = schedule
         ? await api<Schedule>('PATCH', `/api/schedules/${schedule.id}`, body, {
-            ifMatch: schedule.revision,
+            ifMatch: revision,
           })
         : await api<Schedule>('POST', '/api/schedules', body);
       if (!schedule) setDraft(newSchedule());
+      else setRevision(saved.revision);
       save.setSaved(`Schedule ${saved.name} saved.`);
     });
     // after the lists fetched again: opened at once, the form starts from what was saved
@@ -80,7 +92,7 @@ export function ScheduleForm({
   return (
     <form onSubmit={submit} noValidate className="form" aria-label={title}>
       <h3>{schedule ? `Edit ${schedule.name}` : 'Add a schedule'}</h3>
-      <SaveFeedback save={save} idPrefix={prefix} />
+      <SaveFeedback save={save} idPrefix={prefix} onReload={schedule ? reload : undefined} />
       <div className="row">
         <TextField
           path="name"

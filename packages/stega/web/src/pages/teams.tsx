@@ -106,8 +106,22 @@ function TeamForm({
   const [zone, setZone] = useState(team?.time_zone ?? '');
   const [members, setMembers] = useState<number[]>(team?.members.map((m) => m.agent_id) ?? []);
   const [lead, setLead] = useState(team?.lead_agent_id ? String(team.lead_agent_id) : '');
+  // the revision the draft was made from: what the save's If-Match names
+  const [revision, setRevision] = useState(team?.revision);
   const save = useSave();
   const prefix = team ? `team-${team.id}` : 'new-team';
+  // someone else saved first (412): start again from their version
+  const reload = async () => {
+    if (!team) return;
+    const fresh = await api<Team>('GET', `/api/teams/${team.id}`);
+    setName(fresh.name);
+    setZone(fresh.time_zone ?? '');
+    setMembers(fresh.members.map((m) => m.agent_id));
+    setLead(fresh.lead_agent_id ? String(fresh.lead_agent_id) : '');
+    setRevision(fresh.revision);
+    save.reset();
+    save.setSaved('Loaded the version saved by someone else: make your change again.');
+  };
   const toggle = (id: number, on: boolean) => {
     setMembers((current) => (on ? [...current, id] : current.filter((m) => m !== id)));
     if (!on && lead === String(id)) setLead('');
@@ -122,14 +136,14 @@ function TeamForm({
         lead_agent_id: lead === '' ? null : Number(lead),
       };
       const saved = team
-        ? await api<Team>('PATCH', `/api/teams/${team.id}`, body, { ifMatch: team.revision })
+        ? await api<Team>('PATCH', `/api/teams/${team.id}`, body, { ifMatch: revision })
         : await api<Team>('POST', '/api/teams', body);
       if (!team) {
         setName('');
         setZone('');
         setMembers([]);
         setLead('');
-      }
+      } else setRevision(saved.revision);
       save.setSaved(`Team ${saved.name} saved.`);
       onSaved();
     });
@@ -142,7 +156,7 @@ function TeamForm({
       aria-label={team ? `Edit team ${team.name}` : 'New team'}
     >
       <h3>{team ? `Edit ${team.name}` : 'Add a team'}</h3>
-      <SaveFeedback save={save} idPrefix={prefix} />
+      <SaveFeedback save={save} idPrefix={prefix} onReload={team ? reload : undefined} />
       <div className="row">
         <TextField
           path="name"

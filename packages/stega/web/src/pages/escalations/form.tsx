@@ -28,8 +28,20 @@ export function PolicyForm({
   const [levels, setLevels] = useState<LevelDraft[]>(
     policy ? policy.levels.map(draftOf) : [EMPTY_LEVEL],
   );
+  // the revision the draft was made from: what the save's If-Match names
+  const [revision, setRevision] = useState(policy?.revision);
   const save = useSave([keys.escalationPolicies]);
   const prefix = policy ? `escalation-${policy.id}` : 'new-escalation';
+  // someone else saved first (412): start again from their version
+  const reload = async () => {
+    if (!policy) return;
+    const fresh = await api<EscalationPolicy>('GET', `/api/escalation-policies/${policy.id}`);
+    setName(fresh.name);
+    setLevels(fresh.levels.map(draftOf));
+    setRevision(fresh.revision);
+    save.reset();
+    save.setSaved('Loaded the version saved by someone else: make your change again.');
+  };
   const setLevel = (index: number, change: Partial<LevelDraft>) =>
     setLevels((all) => all.map((l, i) => (i === index ? { ...l, ...change } : l)));
   const submit = async (event: FormEvent) => {
@@ -39,13 +51,13 @@ export function PolicyForm({
       const body = { name, levels: levels.map(levelOf) };
       const saved = policy
         ? await api<EscalationPolicy>('PATCH', `/api/escalation-policies/${policy.id}`, body, {
-            ifMatch: policy.revision,
+            ifMatch: revision,
           })
         : await api<EscalationPolicy>('POST', '/api/escalation-policies', body);
       if (!policy) {
         setName('');
         setLevels([EMPTY_LEVEL]);
-      }
+      } else setRevision(saved.revision);
       save.setSaved(`Escalation policy ${saved.name} saved.`);
     });
     // after the lists fetched again: opened at once, the form starts from what was saved
@@ -60,7 +72,7 @@ export function PolicyForm({
       {readOnly ? (
         <p className="notice">Only an admin token can change escalation policies.</p>
       ) : null}
-      <SaveFeedback save={save} idPrefix={prefix} />
+      <SaveFeedback save={save} idPrefix={prefix} onReload={policy ? reload : undefined} />
       <fieldset disabled={readOnly} className="plain-fieldset">
         <TextField
           path="name"
