@@ -29,7 +29,7 @@ import {
   toAppError,
   ValidationError,
 } from './errors.js';
-import { requireRevision } from './revisions.js';
+import { lockForChange, requireSameRevision } from './revisions.js';
 
 /**
  * On-call schedules: CRUD (admins, and the lead of the schedule's team), who is on call at an
@@ -188,7 +188,7 @@ export async function updateSchedule(
 ): Promise<ScheduleView> {
   try {
     return await inTransaction(ctx.pool, async (tx) => {
-      await requireRevision(tx, 'schedule', id, expectedRevision);
+      const revision = await lockForChange(tx, 'schedule', id);
       const current = await loadOne(tx, id);
       const fields: ScheduleFields = {
         name: patch.name ?? current.name,
@@ -200,6 +200,8 @@ export async function updateSchedule(
             : current.fallback_agent_id,
       };
       await requireWriter(tx, actor, [...new Set([current.team_id, fields.team_id])]);
+      // who may not write it learns that first, whatever revision they saw
+      requireSameRevision('schedule', expectedRevision, revision);
       const layers = patch.layers ?? current.layers;
       await requireReferences(tx, { ...fields, layers });
       await scheduleUpdate(tx, id, fields, ctx.now());

@@ -183,6 +183,25 @@ describe('revisions and If-Match', async () => {
     expect(removed.body.revision).toBe(3);
   });
 
+  it('who may not change a schedule is told so (403) whatever revision they send', async () => {
+    const made = await kinds[0]!.create();
+    expect((await patch(kinds[0]!.url(made.id), { name: 'moved on' }, '"1"')).status).toBe(200);
+    const token = await t.admin({
+      method: 'POST',
+      url: '/api/tokens',
+      payload: { name: 'Ana', role: 'agent', agent_id: agent.id },
+    });
+    for (const ifMatch of ['"1"', '"2"']) {
+      const refused = await t.as(token.body.token, {
+        method: 'PATCH',
+        url: kinds[0]!.url(made.id),
+        payload: { name: 'not mine' },
+        headers: { 'if-match': ifMatch },
+      });
+      expect(refused.status, ifMatch).toBe(403);
+    }
+  });
+
   it('an unknown id is a 404 whatever the If-Match', async () => {
     const response = await patch('/api/schedules/987654', { name: 'x' }, '"1"');
     expect(response.status).toBe(404);
