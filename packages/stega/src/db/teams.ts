@@ -118,13 +118,20 @@ export async function teamRevisionBump(db: Queryable, teamId: number): Promise<v
   await db.query('update stega.teams set revision = revision + 1 where id = $1', [teamId]);
 }
 
-/** Adds one member (a no-op when already one); the lead flag is left as it is. */
-export async function teamMemberAdd(db: Queryable, teamId: number, agentId: number): Promise<void> {
-  await db.query(
+/**
+ * Adds one member (a no-op when already one; false then); the lead flag is left as it is.
+ */
+export async function teamMemberAdd(
+  db: Queryable,
+  teamId: number,
+  agentId: number,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
     `insert into stega.team_members (team_id, agent_id) values ($1, $2)
      on conflict do nothing`,
     [teamId, agentId],
   );
+  return Boolean(rowCount);
 }
 
 export async function teamMemberRemove(

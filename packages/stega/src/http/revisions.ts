@@ -5,9 +5,9 @@ import { errorSchema, errors } from './schemas.js';
 
 /**
  * Optimistic concurrency for the settings edited as a whole (schedules, escalation and SLA
- * policies, calendars, teams): GET gives the revision as a strong ETag, and a PATCH may send it back in
- * If-Match; once someone else's change came in between, the PATCH is refused with 412
- * (STEGA_ERR_STALE) and writes nothing. A PATCH without If-Match (or with `*`) applies to
+ * policies, calendars, teams): GET gives the revision as a strong ETag, and a PATCH may send
+ * it back in If-Match; once someone else's change came in between, the PATCH is refused with
+ * 412 (STEGA_ERR_STALE) and writes nothing. A PATCH without If-Match (or with `*`) applies to
  * whatever is stored, as before.
  */
 export const ifMatchHeaders = z.object({
@@ -31,15 +31,12 @@ export function sendRevised<T extends { revision: number }>(reply: FastifyReply,
   return reply.header('etag', etagOf(setting.revision)).send(setting);
 }
 
-/** The revision a request's If-Match names (see ifMatchRevision). */
-export const ifMatchOf = (request: { headers: { 'if-match'?: string | undefined } }) =>
-  ifMatchRevision(request.headers['if-match']);
-
 /**
- * The revision an If-Match header names; undefined without one or for `*`.
+ * The revision a request's If-Match names; undefined without one or for `*`.
  * @throws ValidationError when it is not an ETag this API gave (a weak one included)
  */
-export function ifMatchRevision(header: string | undefined): number | undefined {
+export function ifMatchOf(request: { headers: { 'if-match'?: string | undefined } }) {
+  const header = request.headers['if-match'];
   if (header === undefined || header.trim() === '*') return undefined;
   const match = /^\s*"(\d{1,9})"\s*$/.exec(header);
   if (!match) {

@@ -163,9 +163,10 @@ export async function addTeamMember(
   return inTransaction(ctx.pool, async (tx) => {
     await requireRevision(tx, 'team', teamId, undefined);
     if (!(await agentGet(tx, agentId))) throw new NotFoundError('agent', agentId);
-    await teamMemberAdd(tx, teamId, agentId);
+    const added = await teamMemberAdd(tx, teamId, agentId);
     if (options.lead) await teamLeadSet(tx, teamId, agentId);
-    await teamRevisionBump(tx, teamId);
+    // an add that changed nothing (already a member, no lead asked for) is no new revision
+    if (added || options.lead) await teamRevisionBump(tx, teamId);
     return getTeam(ctx, teamId, tx);
   });
 }

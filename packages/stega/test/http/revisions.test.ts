@@ -173,6 +173,13 @@ describe('revisions and If-Match', async () => {
     });
     expect(added.status, JSON.stringify(added.body)).toBeLessThan(300);
     expect(added.body.revision).toBe(2);
+    // adding them again changes nothing, and counts nothing
+    const again = await t.admin({
+      method: 'PUT',
+      url: `/api/teams/${team.id}/members/${agent.id}`,
+      payload: { lead: false },
+    });
+    expect(again.body.revision).toBe(2);
     const stale = await patch(`/api/teams/${team.id}`, { member_ids: [] }, '"1"');
     expect(stale.status).toBe(412);
     expect((await get(`/api/teams/${team.id}`)).body.members).toHaveLength(1);

@@ -13,8 +13,11 @@ export interface Save {
   busy: boolean;
   /** The last save was refused because someone else saved first (412): nothing was written. */
   stale: boolean;
-  /** Forgets the last outcome (a form starting again from the saved version). */
-  reset: () => void;
+  /**
+   * Starts the form again from the stored version after a `stale` refusal: runs `load` (which
+   * fetches it and sets the form's state) as a save is run, and says so once it is loaded.
+   */
+  reload: (load: () => Promise<void>) => Promise<void>;
   /**
    * Clears the last outcome, runs `work`, and keeps the issues and message of a failure.
    * Resolves true once the save went through and the queries it invalidates have fetched
@@ -61,9 +64,9 @@ export function useSave(invalidates: readonly QueryKey[] = []): Save {
     setSaved,
     busy: mutation.isPending,
     stale: error instanceof ApiError && error.status === 412,
-    reset: () => {
-      setSaved(undefined);
-      mutation.reset();
+    reload: async (load) => {
+      if (await run(load))
+        setSaved('Loaded the version saved by someone else: make your change again.');
     },
     run,
   };

@@ -57,14 +57,12 @@ export function ScheduleForm({
   const save = useSave([keys.schedules]);
   const prefix = schedule ? `schedule-${schedule.id}` : 'new-schedule';
   // someone else saved first (412): start again from their version
-  const reload = async () => {
-    if (!schedule) return;
-    const fresh = await api<Schedule>('GET', `/api/schedules/${schedule.id}`);
-    setDraft(draftOf(fresh));
-    setRevision(fresh.revision);
-    save.reset();
-    save.setSaved('Loaded the version saved by someone else: make your change again.');
-  };
+  const reload = (id: number) =>
+    save.reload(async () => {
+      const fresh = await api<Schedule>('GET', `/api/schedules/${id}`);
+      setDraft(draftOf(fresh));
+      setRevision(fresh.revision);
+    });
   const set = (change: Partial<ScheduleDraft>) => setDraft((d) => ({ ...d, ...change }));
   const setLayer = (index: number, change: Partial<LayerDraft>) =>
     setDraft((d) => ({
@@ -92,7 +90,11 @@ export function ScheduleForm({
   return (
     <form onSubmit={submit} noValidate className="form" aria-label={title}>
       <h3>{schedule ? `Edit ${schedule.name}` : 'Add a schedule'}</h3>
-      <SaveFeedback save={save} idPrefix={prefix} onReload={schedule ? reload : undefined} />
+      <SaveFeedback
+        save={save}
+        idPrefix={prefix}
+        onReload={schedule ? () => reload(schedule.id) : undefined}
+      />
       <div className="row">
         <TextField
           path="name"

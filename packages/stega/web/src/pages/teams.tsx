@@ -111,17 +111,15 @@ function TeamForm({
   const save = useSave();
   const prefix = team ? `team-${team.id}` : 'new-team';
   // someone else saved first (412): start again from their version
-  const reload = async () => {
-    if (!team) return;
-    const fresh = await api<Team>('GET', `/api/teams/${team.id}`);
-    setName(fresh.name);
-    setZone(fresh.time_zone ?? '');
-    setMembers(fresh.members.map((m) => m.agent_id));
-    setLead(fresh.lead_agent_id ? String(fresh.lead_agent_id) : '');
-    setRevision(fresh.revision);
-    save.reset();
-    save.setSaved('Loaded the version saved by someone else: make your change again.');
-  };
+  const reload = (id: number) =>
+    save.reload(async () => {
+      const fresh = await api<Team>('GET', `/api/teams/${id}`);
+      setName(fresh.name);
+      setZone(fresh.time_zone ?? '');
+      setMembers(fresh.members.map((m) => m.agent_id));
+      setLead(fresh.lead_agent_id ? String(fresh.lead_agent_id) : '');
+      setRevision(fresh.revision);
+    });
   const toggle = (id: number, on: boolean) => {
     setMembers((current) => (on ? [...current, id] : current.filter((m) => m !== id)));
     if (!on && lead === String(id)) setLead('');
@@ -156,7 +154,11 @@ function TeamForm({
       aria-label={team ? `Edit team ${team.name}` : 'New team'}
     >
       <h3>{team ? `Edit ${team.name}` : 'Add a team'}</h3>
-      <SaveFeedback save={save} idPrefix={prefix} onReload={team ? reload : undefined} />
+      <SaveFeedback
+        save={save}
+        idPrefix={prefix}
+        onReload={team ? () => reload(team.id) : undefined}
+      />
       <div className="row">
         <TextField
           path="name"

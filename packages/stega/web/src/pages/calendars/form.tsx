@@ -49,13 +49,12 @@ function CalendarForm({
   const { issues, setSaved, busy, run } = save;
 
   // someone else saved first (412): start again from their version
-  const reload = async () => {
-    const fresh = await api<Calendar>('GET', `/api/calendars/${id}`);
-    setLoaded(fresh);
-    setDraft(draftOf(fresh));
-    save.reset();
-    setSaved('Loaded the version saved by someone else: make your change again.');
-  };
+  const reload = () =>
+    save.reload(async () => {
+      const fresh = await api<Calendar>('GET', `/api/calendars/${id}`);
+      setLoaded(fresh);
+      setDraft(draftOf(fresh));
+    });
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();

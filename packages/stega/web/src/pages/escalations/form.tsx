@@ -33,15 +33,13 @@ export function PolicyForm({
   const save = useSave([keys.escalationPolicies]);
   const prefix = policy ? `escalation-${policy.id}` : 'new-escalation';
   // someone else saved first (412): start again from their version
-  const reload = async () => {
-    if (!policy) return;
-    const fresh = await api<EscalationPolicy>('GET', `/api/escalation-policies/${policy.id}`);
-    setName(fresh.name);
-    setLevels(fresh.levels.map(draftOf));
-    setRevision(fresh.revision);
-    save.reset();
-    save.setSaved('Loaded the version saved by someone else: make your change again.');
-  };
+  const reload = (id: number) =>
+    save.reload(async () => {
+      const fresh = await api<EscalationPolicy>('GET', `/api/escalation-policies/${id}`);
+      setName(fresh.name);
+      setLevels(fresh.levels.map(draftOf));
+      setRevision(fresh.revision);
+    });
   const setLevel = (index: number, change: Partial<LevelDraft>) =>
     setLevels((all) => all.map((l, i) => (i === index ? { ...l, ...change } : l)));
   const submit = async (event: FormEvent) => {
@@ -72,7 +70,11 @@ export function PolicyForm({
       {readOnly ? (
         <p className="notice">Only an admin token can change escalation policies.</p>
       ) : null}
-      <SaveFeedback save={save} idPrefix={prefix} onReload={policy ? reload : undefined} />
+      <SaveFeedback
+        save={save}
+        idPrefix={prefix}
+        onReload={policy ? () => reload(policy.id) : undefined}
+      />
       <fieldset disabled={readOnly} className="plain-fieldset">
         <TextField
           path="name"

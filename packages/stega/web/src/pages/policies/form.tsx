@@ -113,13 +113,12 @@ function PolicyForm({ id, policy, admin }: { id?: number; policy?: Policy; admin
   };
 
   // someone else saved first (412): start again from their version
-  const reload = async () => {
-    const fresh = await api<Policy>('GET', `/api/sla-policies/${id}`);
-    setLoaded(fresh);
-    setDraft(draftOf(fresh));
-    save.reset();
-    setSaved('Loaded the version saved by someone else: make your change again.');
-  };
+  const reload = () =>
+    save.reload(async () => {
+      const fresh = await api<Policy>('GET', `/api/sla-policies/${id}`);
+      setLoaded(fresh);
+      setDraft(draftOf(fresh));
+    });
 
   const sectionProps = { draft, set, issues };
   return (
