@@ -203,8 +203,10 @@ describe('on-call schedules over HTTP', async () => {
   });
 
   it('serves the schedule’s and a person’s shifts as iCalendar at signed, revocable URLs', async () => {
+    // commas and semicolons are escaped in the feed and read back as written
+    const name = `Feed, nights; ${unique()}`;
     const schedule = await ok('POST', '/api/schedules', {
-      name: `Feed ${unique()}`,
+      name,
       time_zone: 'America/New_York',
       layers: [daily],
     });
@@ -222,7 +224,7 @@ describe('on-call schedules over HTTP', async () => {
     const sunday = events.find(
       (e) => e.startDate.toJSDate().toISOString() === '2026-03-27T13:00:00.000Z',
     );
-    expect(sunday?.summary).toMatch(/^Ana on call/);
+    expect(sunday?.summary).toBe(`Ana on call (${name})`);
     expect(sunday?.endDate.toJSDate().toISOString()).toBe('2026-03-28T13:00:00.000Z');
     expect(events.some((e) => e.summary.startsWith('nobody (gap)'))).toBe(true);
 
