@@ -99,11 +99,19 @@ export interface AuthThrottle {
   windowSeconds: number;
 }
 
-/** The sign-in throttle, per client address and per account, for the password sign-in route. */
+/**
+ * The sign-in throttle, per client address and per account, for every check of a secret a
+ * person types (password sign-in, current password, TOTP codes).
+ */
 export interface SignInThrottle {
-  /** @throws TooManyFailuresError (429 with Retry-After) while the address or account is over. */
-  check(request: FastifyRequest, account: string): Promise<void>;
-  /** Counts a failed sign-in against both; throws the 429 when that goes over. */
+  /**
+   * Runs one check of a typed secret for `account` (`run`: it calls `fail` when the secret is
+   * wrong). A check still running counts against the limits as a failure would, so parallel
+   * guesses get no more tries than one after another: 429 with Retry-After when the address
+   * or the account has no try left.
+   */
+  attempt<T>(request: FastifyRequest, account: string, run: () => Promise<T>): Promise<T>;
+  /** Counts a failed check against both; throws the 429 when that goes over. */
   fail(request: FastifyRequest, account: string): Promise<void>;
 }
 
@@ -222,14 +230,32 @@ export function registerAuth(
     if (!accessAllows(access, actor)) throw new ForbiddenError(refusal(access, actor));
     request.actor = actor;
   });
+  // checks running now, per throttle key (this process's, as the counters are)
+  const running = new Map<string, number>();
+  const hold = (key: string, by: number) => {
+    const n = (running.get(key) ?? 0) + by;
+    if (n > 0) running.set(key, n);
+    else running.delete(key);
+  };
   return {
-    async check(request, account) {
+    async attempt(request, account, run) {
       request.signInAccount = account;
       const address = await failures(request, { increment: false });
-      if (!address.isAllowed && address.isExceeded) throw refuse(address.ttlInSeconds);
       const perAccount = await accountFailures(request, { increment: false });
-      if (!perAccount.isAllowed && perAccount.isExceeded) {
+      // a try is left while the failures so far plus the checks still running stay within max
+      const tryLeft = (seen: typeof address) =>
+        seen.isAllowed || (!seen.isExceeded && (running.get(seen.key) ?? 0) <= seen.remaining);
+      if (!address.isAllowed && !tryLeft(address)) throw refuse(address.ttlInSeconds);
+      if (!perAccount.isAllowed && !tryLeft(perAccount)) {
         throw refuse(perAccount.ttlInSeconds, 'this account');
+      }
+      hold(address.key, 1);
+      hold(perAccount.key, 1);
+      try {
+        return await run();
+      } finally {
+        hold(address.key, -1);
+        hold(perAccount.key, -1);
       }
     },
     async fail(request, account) {

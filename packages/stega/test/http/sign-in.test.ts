@@ -309,6 +309,44 @@ describe('signing in with email and password', async () => {
     expect((await signIn(other, PASSWORD, '203.0.113.78')).statusCode).toBe(200);
   });
 
+  it('gives parallel guesses no more tries than guesses one after another', async () => {
+    // AUTH_ACCOUNT_FAILURES_MAX=3: a check still running counts as a failure would, so of 20
+    // sign-ins sent at once at most 4 reach the password check, and the right password,
+    // sent last, is refused with the rest (before, every one was checked and it signed in)
+    const { email } = await newAgent('Ines');
+    const guesses = Array.from({ length: 20 }, (_, i) =>
+      signIn(email, i === 19 ? PASSWORD : `parallel guess ${i}`, `198.51.101.${i + 1}`),
+    );
+    const answers = await Promise.all(guesses);
+    const statuses = answers.map((a) => a.statusCode);
+    expect(statuses.filter((s) => s === 400).length).toBeLessThanOrEqual(4);
+    expect(statuses[19]).toBe(429);
+    expect(statuses.every((s) => s === 400 || s === 429)).toBe(true);
+    expect((await signIn(email, PASSWORD, '198.51.101.200')).statusCode).toBe(429);
+  });
+
+  it('throttles guessing the current password at a password change', async () => {
+    const { browser } = await newAgent('Jon');
+    let from = 0;
+    const change = (current: string) =>
+      as(
+        browser,
+        {
+          method: 'POST',
+          url: '/api/auth/password',
+          payload: { current_password: current, new_password: 'another new password' },
+        },
+        // each from its own address: the account's count is the one tested
+        { remoteAddress: `198.51.102.${++from}` },
+      );
+    for (let i = 0; i < 3; i++) expect((await change(`guess ${i}`)).statusCode).toBe(400);
+    const fourth = await change('guess 3');
+    expect(fourth.statusCode).toBe(429);
+    expect(fourth.json().message).toMatch(/for this account/);
+    // the right one waits out the window too, and a weak new password is no failure
+    expect((await change(PASSWORD)).statusCode).toBe(429);
+  });
+
   it('documents the sign-in routes and the session cookie in the OpenAPI document', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json();
     for (const path of [

@@ -38,7 +38,6 @@ export function secondFactorRoutes(
       ]);
     }
     const account = (await getAgent(ctx, agentId)).email.trim().toLowerCase();
-    await throttle.check(request, account);
     return { agentId, account };
   };
 
@@ -85,9 +84,13 @@ export function secondFactorRoutes(
         },
       },
       async (request, reply) => {
-        const { agentId } = await ownAgent(request);
+        const { agentId, account } = await ownAgent(request);
+        // refused while the account is throttled, as every use of its codes is
+        const enrolment = await throttle.attempt(request, account, () =>
+          beginTotpEnrolment(ctx, agentId),
+        );
         reply.header('cache-control', 'no-store');
-        return reply.code(201).send(await beginTotpEnrolment(ctx, agentId));
+        return reply.code(201).send(enrolment);
       },
     );
 
@@ -107,14 +110,16 @@ export function secondFactorRoutes(
       },
       async (request, reply) => {
         const { agentId, account } = await ownAgent(request);
-        try {
-          const result = await confirmTotpEnrolment(ctx, agentId, request.body.code);
-          reply.header('cache-control', 'no-store');
-          return result;
-        } catch (error) {
-          if (error instanceof ValidationError) await throttle.fail(request, account);
-          throw error;
-        }
+        const result = await throttle.attempt(request, account, async () => {
+          try {
+            return await confirmTotpEnrolment(ctx, agentId, request.body.code);
+          } catch (error) {
+            if (error instanceof ValidationError) await throttle.fail(request, account);
+            throw error;
+          }
+        });
+        reply.header('cache-control', 'no-store');
+        return result;
       },
     );
 
@@ -132,11 +137,13 @@ export function secondFactorRoutes(
       },
       async (request, reply) => {
         const { agentId, account } = await ownAgent(request);
-        const outcome = await removeOwnSecondFactor(ctx, agentId, request.body.code);
-        if (outcome !== 'ok') {
-          await throttle.fail(request, account);
-          throw new ValidationError([{ path: 'code', message: codeRefusal(outcome) }]);
-        }
+        await throttle.attempt(request, account, async () => {
+          const outcome = await removeOwnSecondFactor(ctx, agentId, request.body.code);
+          if (outcome !== 'ok') {
+            await throttle.fail(request, account);
+            throw new ValidationError([{ path: 'code', message: codeRefusal(outcome) }]);
+          }
+        });
         return reply.code(204).send();
       },
     );

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { getAgent } from '../../services/agents.js';
 import type { ServiceContext } from '../../services/context.js';
 import { SecondFactorRequiredError, ValidationError } from '../../services/errors.js';
 import { PASSWORD_MAX } from '../../services/passwords.js';
@@ -79,23 +80,25 @@ export function signInRoutes(
       },
       async (request, reply) => {
         const account = request.body.email.trim().toLowerCase();
-        await throttle.check(request, account);
-        const agentId = await checkPassword(ctx, account, request.body.password);
-        if (agentId === undefined) {
-          await throttle.fail(request, account);
-          throw new ValidationError([
-            { path: 'password', message: 'the email or the password is wrong' },
-          ]);
-        }
-        if (await secondFactorRequired(ctx, agentId)) {
-          const code = request.body.code;
-          if (code === undefined) throw new SecondFactorRequiredError();
-          const outcome = await checkSecondFactor(ctx, agentId, code);
-          if (outcome !== 'ok') {
+        const agentId = await throttle.attempt(request, account, async () => {
+          const found = await checkPassword(ctx, account, request.body.password);
+          if (found === undefined) {
             await throttle.fail(request, account);
-            throw new ValidationError([{ path: 'code', message: codeRefusal(outcome) }]);
+            throw new ValidationError([
+              { path: 'password', message: 'the email or the password is wrong' },
+            ]);
           }
-        }
+          if (await secondFactorRequired(ctx, found)) {
+            const code = request.body.code;
+            if (code === undefined) throw new SecondFactorRequiredError();
+            const outcome = await checkSecondFactor(ctx, found, code);
+            if (outcome !== 'ok') {
+              await throttle.fail(request, account);
+              throw new ValidationError([{ path: 'code', message: codeRefusal(outcome) }]);
+            }
+          }
+          return found;
+        });
         const session = await startSession(ctx, settings, agentId, cookieSecret(request));
         return signedIn(request, reply, session);
       },
@@ -126,7 +129,7 @@ export function signInRoutes(
         schema: {
           tags: ['auth'],
           summary:
-            "Change your password: every session of yours ends; this browser's starts anew (new cookie and CSRF token)",
+            "Change your password: every session of yours ends; this browser's starts anew (new cookie and CSRF token). A wrong current password counts against the sign-in throttle of your account and address (429 with Retry-After past it)",
           body: z.strictObject({ current_password: password, new_password: password }),
           response: { 200: sessionWithCsrfOut, ...errors },
         },
@@ -138,12 +141,24 @@ export function signInRoutes(
             { path: '(body)', message: 'this credential is no agent’s: it has no password' },
           ]);
         }
-        await changePassword(
-          ctx,
-          agentId,
-          request.body.current_password,
-          request.body.new_password,
-        );
+        // guessing the current password is throttled as guessing it at sign-in is
+        const account = (await getAgent(ctx, agentId)).email.trim().toLowerCase();
+        await throttle.attempt(request, account, async () => {
+          try {
+            await changePassword(
+              ctx,
+              agentId,
+              request.body.current_password,
+              request.body.new_password,
+            );
+          } catch (error) {
+            const wrongCurrent =
+              error instanceof ValidationError &&
+              error.issues.some((issue) => issue.path === 'current_password');
+            if (wrongCurrent) await throttle.fail(request, account);
+            throw error;
+          }
+        });
         if (!request.sessionSecret) return sessionView(ctx, request, undefined);
         return signedIn(request, reply, await startSession(ctx, settings, agentId));
       },
