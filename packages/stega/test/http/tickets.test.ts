@@ -435,4 +435,51 @@ describe('tickets through the HTTP API', async () => {
     const gone = await t.admin({ method: 'GET', url: `/api/tickets/${ticket.id}` });
     expect(gone.status).toBe(404);
   });
+
+  it('answers a token that may write tickets but not read them with the ticket’s own fields only', async () => {
+    const ticket = await createTicket({ priority: 'low' });
+    const note = await t.admin({
+      method: 'POST',
+      url: `/api/tickets/${ticket.id}/comments`,
+      payload: { body: 'internal: the customer owes us money', public_reply: false },
+    });
+    expect(note.status).toBe(201);
+    const tokenOf = async (scopes: string[]) =>
+      (
+        await t.admin({
+          method: 'POST',
+          url: '/api/tokens',
+          payload: { name: `bot ${scopes.join(' ')}`, role: 'integration', scopes },
+        })
+      ).body.token as string;
+    const writeOnly = await tokenOf(['tickets:write']);
+    const patched = await t.as(writeOnly, {
+      method: 'PATCH',
+      url: `/api/tickets/${ticket.id}`,
+      payload: { priority: 'high' },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ id: ticket.id, priority: 'high' });
+    for (const field of ['comments', 'activity', 'deliveries', 'clocks', 'escalations']) {
+      expect(patched.body).not.toHaveProperty(field);
+    }
+    expect(JSON.stringify(patched.body)).not.toContain('owes us money');
+    const moved = await t.as(writeOnly, {
+      method: 'POST',
+      url: `/api/tickets/${ticket.id}/transitions`,
+      payload: { status: 'in_progress' },
+    });
+    expect(moved.status).toBe(200);
+    expect(moved.body).toMatchObject({ id: ticket.id, status: 'in_progress' });
+    expect(moved.body).not.toHaveProperty('comments');
+    // with tickets:read as well, the whole detail as before
+    const both = await tokenOf(['tickets:read', 'tickets:write']);
+    const full = await t.as(both, {
+      method: 'PATCH',
+      url: `/api/tickets/${ticket.id}`,
+      payload: { priority: 'low' },
+    });
+    expect(full.status).toBe(200);
+    expect(JSON.stringify(full.body.comments)).toContain('owes us money');
+  });
 });

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { TICKET_SORTS } from '../../db/tickets.js';
 import { prioritySchema, ticketStatusSchema } from '../../domain/index.js';
-import type { ServiceContext } from '../../services/context.js';
+import type { Actor, ServiceContext } from '../../services/context.js';
 import { retryCustomerEmail } from '../../services/customer-emails.js';
 import { startEmailConversation } from '../../services/email-conversations.js';
 import { ValidationError } from '../../services/errors.js';
@@ -25,11 +25,29 @@ import {
   customerEmailOut,
   ticketDetailOut,
   ticketListOut,
+  ticketOut,
 } from '../response-schemas.js';
 import { email, errors, idParams, pageQuery, queryBoolean, queryList, text } from '../schemas.js';
 import type { WriteKind, WriteLimit } from '../write-limits.js';
 
 /** The longest comment body, in characters (UTF-16 code units). */
+
+/**
+ * A ticket write's answer (PATCH, transitions): the ticket as the detail shows it, or only
+ * its own fields (`ticketOut`: no comments, notes, activity or deliveries) for an integration
+ * token that may write tickets but not read them.
+ */
+const writtenTicketOut = ticketDetailOut.or(
+  ticketOut.describe(
+    'the answer to an integration token with `tickets:write` but not `tickets:read`: the ticket’s own fields only',
+  ),
+);
+
+function writtenTicket(actor: Actor, detail: z.infer<typeof ticketDetailOut>) {
+  const reads = actor.role !== 'integration' || actor.scopes?.includes('tickets:read');
+  return reads ? detail : ticketOut.parse(detail);
+}
+
 export const COMMENT_MAX_CHARS = 20_000;
 
 const ticketFields = {
@@ -302,10 +320,16 @@ export function ticketRoutes(
           summary: 'Change ticket fields (not the status: see transitions)',
           params: idParams,
           body: patchBody,
-          response: { 200: ticketDetailOut, ...errors },
+          response: { 200: writtenTicketOut, ...errors },
         },
       },
-      async (request) => updateTicket(ctx, actorOf(request), request.params.id, request.body),
+      async (request) => {
+        const actor = actorOf(request);
+        return writtenTicket(
+          actor,
+          await updateTicket(ctx, actor, request.params.id, request.body),
+        );
+      },
     );
 
     app.delete(
@@ -334,11 +358,16 @@ export function ticketRoutes(
           summary: 'Move a ticket to another status (409 when the life cycle forbids it)',
           params: idParams,
           body: transitionBody,
-          response: { 200: ticketDetailOut, ...errors },
+          response: { 200: writtenTicketOut, ...errors },
         },
       },
-      async (request) =>
-        transitionTicket(ctx, actorOf(request), request.params.id, request.body.status),
+      async (request) => {
+        const actor = actorOf(request);
+        return writtenTicket(
+          actor,
+          await transitionTicket(ctx, actor, request.params.id, request.body.status),
+        );
+      },
     );
 
     app.post(
