@@ -48,6 +48,43 @@ describe('mail content', async () => {
     expect(asked.body.remote_images_blocked).toBe(0);
   });
 
+  it('keeps mail filed to no ticket for the admin: a supervisor, who sees every ticket, gets 404', async () => {
+    await s.transport.sendMail({
+      from: 'Rui Costa <rui@customer.test>',
+      to: 'support@acme.test',
+      subject: 'Out of office',
+      messageId: '<ooo@customer.test>',
+      headers: { 'Auto-Submitted': 'auto-replied' },
+      text: 'I am away.',
+      html: '<p>I am away until <b>Monday</b>.</p>',
+    });
+    const [receipt] = await s.settled('ooo@customer.test');
+    expect(receipt).toMatchObject({ state: 'ignored', ticket_id: null });
+    const agent = await s.admin({
+      method: 'POST',
+      url: '/api/agents',
+      payload: { name: 'Sara', email: 'sara.supervisor@example.test', role: 'supervisor' },
+    });
+    const token = await s.admin({
+      method: 'POST',
+      url: '/api/tokens',
+      payload: { name: 'sara', role: 'agent', agent_id: agent.body.id },
+    });
+    expect(token.status).toBe(201);
+    // its HTML is kept for the quarantine's and the receipts' readers (its attachments are
+    // stored only with a ticket)
+    const url = `/api/inbound-mail/${receipt.id}/html`;
+    const bySupervisor = await s.app.inject({
+      method: 'GET',
+      url,
+      headers: { authorization: `Bearer ${token.body.token}` },
+    });
+    expect(bySupervisor.statusCode).toBe(404);
+    const byAdmin = await s.admin({ method: 'GET', url });
+    expect(byAdmin.status).toBe(200);
+    expect(byAdmin.body.html).toContain('<b>Monday</b>');
+  });
+
   it('keeps a 15 MB attachment and gives it back byte for byte as a download, never inline', async () => {
     const big = randomBytes(15 * 1024 * 1024);
     await s.transport.sendMail({

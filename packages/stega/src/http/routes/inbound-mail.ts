@@ -130,7 +130,7 @@ export function inboundMailRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
         schema: {
           tags: ['mail'],
           summary:
-            "A message's HTML, sanitized on the server; remote images only with remote_images=true",
+            "A message's HTML, sanitized on the server; remote images only with remote_images=true. Mail filed to a ticket: for those who see the ticket; mail filed to none (quarantined, ignored): the admin's",
           params: idParams,
           querystring: z.object({ remote_images: queryBoolean.optional() }),
           response: { 200: safeHtmlOut, ...errors },
