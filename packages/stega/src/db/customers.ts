@@ -76,19 +76,46 @@ export async function customerGet(db: Queryable, id: number): Promise<CustomerRo
   return rows[0] ? customerOf(rows[0]) : undefined;
 }
 
+/**
+ * The customer row `alias` has a ticket (as requester, by record or by address) that the
+ * viewer bound as `param` sees: who may see a customer, as ticketVisible says who may see a
+ * ticket. EVERY_TICKET sees every customer, those without tickets included.
+ */
+function customerVisible(alias: string, param: string): string {
+  return `(${param}::bigint is null or exists (
+    select 1 from stega.tickets t
+     where (t.customer_id = ${alias}.id or lower(t.requester_email) = ${alias}.email)
+       and ${ticketVisible('t', param)}))`;
+}
+
 /** Customers by name or address containing `search` (any when null), by address. */
 export async function customerList(
   db: Queryable,
   filter: { search: string | null; limit: number; offset: number },
+  viewer: TicketViewer,
 ): Promise<CustomerRow[]> {
   const { rows } = await db.query(
-    `select ${COLUMNS} from stega.customers
-      where $1::text is null
-         or strpos(email, lower($1)) > 0 or strpos(lower(name), lower($1)) > 0
-      order by email limit $2 offset $3`,
-    [filter.search, filter.limit, filter.offset],
+    `select ${COLUMNS} from stega.customers c
+      where ($1::text is null
+             or strpos(c.email, lower($1)) > 0 or strpos(lower(c.name), lower($1)) > 0)
+        and ${customerVisible('c', '$4')}
+      order by c.email limit $2 offset $3`,
+    [filter.search, filter.limit, filter.offset, viewer],
   );
   return rows.map(customerOf);
+}
+
+/** The customer, when the viewer sees one of their tickets (or sees every ticket). */
+export async function customerGetVisible(
+  db: Queryable,
+  id: number,
+  viewer: TicketViewer,
+): Promise<CustomerRow | undefined> {
+  const { rows } = await db.query(
+    `select ${COLUMNS} from stega.customers c where c.id = $1 and ${customerVisible('c', '$2')}`,
+    [id, viewer],
+  );
+  return rows[0] ? customerOf(rows[0]) : undefined;
 }
 
 /** A customer's tickets (as requester, by record or by address), newest first. */

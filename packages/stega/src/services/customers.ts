@@ -1,7 +1,7 @@
 import {
   type CustomerRow,
   customerEnsure,
-  customerGet,
+  customerGetVisible,
   customerList,
   customerTicketList,
   customerUpdate,
@@ -11,21 +11,32 @@ import type { Actor, ServiceContext } from './context.js';
 import { NotFoundError, toAppError } from './errors.js';
 import { ticketViewerOf } from './visibility.js';
 
-/** Customers (issue 23): the people tickets are about, one record per address. */
+/**
+ * Customers (issue 23): the people tickets are about, one record per address. An agent who
+ * sees only some tickets (TICKET_VISIBILITY=team) sees, and changes, the customers of those
+ * tickets only: another team's customer is 404, as their tickets are.
+ */
 
 const EMAIL_TAKEN = { customers_email_uq: 'email' };
 
 export async function listCustomers(
   ctx: ServiceContext,
   filter: { search: string | null; limit: number; offset: number },
+  actor: Actor,
 ): Promise<CustomerRow[]> {
-  return customerList(ctx.pool, filter);
+  return customerList(ctx.pool, filter, ticketViewerOf(ctx, actor));
+}
+
+/** A customer the actor may see. @throws NotFoundError */
+async function visibleCustomer(ctx: ServiceContext, id: number, actor: Actor) {
+  const customer = await customerGetVisible(ctx.pool, id, ticketViewerOf(ctx, actor));
+  if (!customer) throw new NotFoundError('customer', id);
+  return customer;
 }
 
 /** A customer with their tickets. @throws NotFoundError */
 export async function getCustomer(ctx: ServiceContext, id: number, actor: Actor) {
-  const customer = await customerGet(ctx.pool, id);
-  if (!customer) throw new NotFoundError('customer', id);
+  const customer = await visibleCustomer(ctx, id, actor);
   const viewer = ticketViewerOf(ctx, actor);
   return { ...customer, tickets: await customerTicketList(ctx.pool, customer, viewer) };
 }
@@ -62,9 +73,9 @@ export async function updateCustomer(
   ctx: ServiceContext,
   id: number,
   patch: { email?: string; name?: string; organisation?: string | null },
+  actor: Actor,
 ): Promise<CustomerRow> {
-  const current = await customerGet(ctx.pool, id);
-  if (!current) throw new NotFoundError('customer', id);
+  const current = await visibleCustomer(ctx, id, actor);
   try {
     const updated = await customerUpdate(ctx.pool, id, { ...current, ...patch }, ctx.now());
     if (!updated) throw new NotFoundError('customer', id);

@@ -195,7 +195,15 @@ describe('the authorization table', async () => {
        values ($1, $2, 'a.txt', 'text/plain', 2, 'hi') returning id`,
       [inboundMailId, ticketId],
     );
-    const customer = await admin('POST', '/api/customers', { email: `c.${unique()}@x.test` });
+    // the customer is the requester of a Blue ticket: an agent of another team does not see them
+    const customerEmail = `c.${unique()}@x.test`;
+    await admin('POST', '/api/tickets', {
+      subject: 'A customer of Blue',
+      requester_name: 'C',
+      requester_email: customerEmail,
+      team_id: s.blue.id,
+    });
+    const customer = await admin('POST', '/api/customers', { email: customerEmail });
     mail = {
       mailboxId: Number(mailbox.id),
       ticketId,
@@ -614,6 +622,7 @@ describe('the authorization table', async () => {
     'GET /api/customers/:id': {
       who: 'agent',
       scopes: ['tickets:read'],
+      ticket: true,
       ok: 200,
       request: () => get(`/api/customers/${mail.customerId}`)(),
     },
@@ -630,6 +639,7 @@ describe('the authorization table', async () => {
     'PATCH /api/customers/:id': {
       who: 'agent',
       scopes: ['tickets:write'],
+      ticket: true,
       ok: 200,
       request: () => ({
         method: 'PATCH',

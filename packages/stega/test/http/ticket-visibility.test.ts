@@ -91,6 +91,35 @@ describe('who sees which ticket', async () => {
     expect((await asRita('GET', `/api/tickets/${tickets.none}`)).status).toBe(200);
   });
 
+  it('shows and changes only the customers of tickets she sees', async () => {
+    const customerOf = async (team: number, email: string) => {
+      const ticket = await t.admin({
+        method: 'POST',
+        url: '/api/tickets',
+        payload: { subject: 'Hello', requester_name: email, requester_email: email, team_id: team },
+      });
+      expect(ticket.status).toBe(201);
+      const found = await t.admin({ method: 'POST', url: '/api/customers', payload: { email } });
+      expect(found.status).toBeLessThan(300);
+      return found.body.id as number;
+    };
+    const rex = await customerOf(s.red.id, 'rex@red-customer.test');
+    const zoe = await customerOf(s.blue.id, 'zoe@blue-customer.test');
+    const listed = await asRita('GET', '/api/customers?q=customer.test&limit=100');
+    const emails = listed.body.items.map((c: { email: string }) => c.email);
+    expect(emails).toContain('rex@red-customer.test');
+    expect(emails).not.toContain('zoe@blue-customer.test');
+    expect((await asRita('GET', `/api/customers/${rex}`)).status).toBe(200);
+    expect((await asRita('GET', `/api/customers/${zoe}`)).status).toBe(404);
+    const changed = await asRita('PATCH', `/api/customers/${zoe}`, { organisation: 'Rita Corp' });
+    expect(changed.status).toBe(404);
+    const zoeNow = await t.admin({ method: 'GET', url: `/api/customers/${zoe}` });
+    expect(zoeNow.body.organisation).toBeNull();
+    // the admin and a supervisor see every customer
+    const bySupervisor = await t.as(s.sara.token, { method: 'GET', url: `/api/customers/${zoe}` });
+    expect(bySupervisor.status).toBe(200);
+  });
+
   it('keeps the inbox and the breaches to the tickets she sees', async () => {
     const inbox = await asRita('GET', '/api/alerts');
     expect(inbox.body.items.map((a: { ticket_id: number }) => a.ticket_id)).toEqual([

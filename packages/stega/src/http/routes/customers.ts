@@ -23,17 +23,22 @@ export function customerRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
         config: { access: { least: 'agent', scope: 'tickets:read' } },
         schema: {
           tags: ['mail'],
-          summary: 'List customers, optionally those whose address or name contains q',
+          summary:
+            'List customers, optionally those whose address or name contains q; an agent who sees some teams’ tickets only sees the customers of those tickets',
           querystring: z.object({ q: z.string().trim().max(320).optional(), ...pageQuery }),
           response: { 200: itemsOf(customerOut), ...errors },
         },
       },
       async (request) => ({
-        items: await listCustomers(ctx, {
-          search: request.query.q || null,
-          limit: request.query.limit,
-          offset: request.query.offset,
-        }),
+        items: await listCustomers(
+          ctx,
+          {
+            search: request.query.q || null,
+            limit: request.query.limit,
+            offset: request.query.offset,
+          },
+          actorOf(request),
+        ),
       }),
     );
 
@@ -43,7 +48,7 @@ export function customerRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
         config: { access: { least: 'agent', scope: 'tickets:read' } },
         schema: {
           tags: ['mail'],
-          summary: 'A customer with their tickets',
+          summary: 'A customer with their tickets (404 when the caller sees none of their tickets)',
           params: idParams,
           response: { 200: customerDetailOut, ...errors },
         },
@@ -79,7 +84,8 @@ export function customerRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
         config: { access: { least: 'agent', scope: 'tickets:write' } },
         schema: {
           tags: ['mail'],
-          summary: "Change a customer's address, name or organisation",
+          summary:
+            "Change a customer's address, name or organisation (404 when the caller sees none of their tickets)",
           params: idParams,
           body: z
             .strictObject({
@@ -93,7 +99,7 @@ export function customerRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           response: { 200: customerOut, ...errors },
         },
       },
-      async (request) => updateCustomer(ctx, request.params.id, request.body),
+      async (request) => updateCustomer(ctx, request.params.id, request.body, actorOf(request)),
     );
   };
 }
