@@ -302,6 +302,14 @@ export interface InboundConfig {
    * Postfix relay in front. Unset: no AUTH (an MX receives from anyone).
    */
   smtpAuth: { username: string; password: string } | undefined;
+  /**
+   * INBOUND_SMTP_ALLOW_INSECURE_AUTH: take `smtpAuth` credentials over a plain connection, for
+   * a listener on a trusted network (a relay on localhost or a private network). Default
+   * false: AUTH without a certificate is a configuration error.
+   */
+  smtpAllowInsecureAuth: boolean;
+  /** SMTP connections served at once (INBOUND_SMTP_MAX_CLIENTS, default 100); 421 past it. */
+  smtpMaxClients: number;
   /** New tickets one sender may open by mail per hour (INBOUND_NEW_TICKETS_PER_SENDER_HOUR, default 20). */
   newTicketsPerSenderHour: number;
   /**
@@ -926,8 +934,19 @@ export const envSchema = z.object({
     )
     .meta({
       type: '`user:password`',
-      description: 'senders must authenticate with these first (a relay in front)',
+      description:
+        'senders must authenticate with these first (a relay in front); needs `INBOUND_SMTP_TLS_CERT` and `INBOUND_SMTP_TLS_KEY` (AUTH only after STARTTLS), or `INBOUND_SMTP_ALLOW_INSECURE_AUTH`',
     }),
+  INBOUND_SMTP_ALLOW_INSECURE_AUTH: flag('INBOUND_SMTP_ALLOW_INSECURE_AUTH').meta({
+    default: 'false',
+    description:
+      '`true`: take `INBOUND_SMTP_AUTH` credentials over a plain connection, without a certificate; only for a listener on a trusted network (a relay on localhost or a private network). Unset: `INBOUND_SMTP_AUTH` without `INBOUND_SMTP_TLS_CERT` is a configuration error',
+  }),
+  INBOUND_SMTP_MAX_CLIENTS: intFrom('INBOUND_SMTP_MAX_CLIENTS', 1, 100_000, 100).meta({
+    default: '100',
+    description:
+      'SMTP connections the listener serves at once (per mail-in process); one more is answered `421` and the sender tries again later',
+  }),
   INBOUND_NEW_TICKETS_PER_SENDER_HOUR: intFrom(
     'INBOUND_NEW_TICKETS_PER_SENDER_HOUR',
     1,
@@ -1076,6 +1095,14 @@ export function loadConfig(
   if (Boolean(e.INBOUND_SMTP_TLS_CERT?.trim()) !== Boolean(e.INBOUND_SMTP_TLS_KEY?.trim()))
     throw new ConfigError(
       'invalid configuration:\n  - INBOUND_SMTP_TLS_CERT and INBOUND_SMTP_TLS_KEY go together: set both or neither',
+    );
+  if (
+    e.INBOUND_SMTP_AUTH &&
+    !e.INBOUND_SMTP_TLS_CERT?.trim() &&
+    !e.INBOUND_SMTP_ALLOW_INSECURE_AUTH
+  )
+    throw new ConfigError(
+      "invalid configuration:\n  - INBOUND_SMTP_AUTH is set without a certificate: the relay's password would travel in clear text; set INBOUND_SMTP_TLS_CERT and INBOUND_SMTP_TLS_KEY (AUTH then only after STARTTLS), or set INBOUND_SMTP_ALLOW_INSECURE_AUTH=true when the listener sits on a trusted network (a relay on localhost or a private network)",
     );
   const oidc = oidcOf(e);
   const dkim = dkimSigningLoad({
@@ -1305,6 +1332,8 @@ function inboundOf(e: z.infer<typeof envSchema>, cwd: string): InboundConfig {
     smtpAuth: auth
       ? { username: auth.slice(0, colon), password: auth.slice(colon + 1) }
       : undefined,
+    smtpAllowInsecureAuth: e.INBOUND_SMTP_ALLOW_INSECURE_AUTH,
+    smtpMaxClients: e.INBOUND_SMTP_MAX_CLIENTS,
     newTicketsPerSenderHour: e.INBOUND_NEW_TICKETS_PER_SENDER_HOUR,
     followUpAfterDays: e.INBOUND_FOLLOW_UP_AFTER_DAYS,
     reopenWaiting: e.INBOUND_REOPEN_WAITING !== 'false',

@@ -19,6 +19,12 @@ export interface Arrival {
   receivedAt: Date;
 }
 
+/**
+ * A check run inside the intake's transaction before any receipt is written; it refuses the
+ * message by throwing, which rolls the transaction back.
+ */
+export type IntakeGuard = (tx: pg.PoolClient) => Promise<void>;
+
 /** What the intake did with a message: the receipts it made, and the mailboxes that had it already. */
 export interface IntakeResult {
   inboundMailIds: number[];
@@ -35,15 +41,19 @@ export interface IntakeResult {
  * partition key is the message's conversation (its sender), so the filer takes a
  * conversation's messages one at a time, in the order they arrived here. When every
  * mailbox had it, the stored chunks go. After this commits, nothing received is lost.
+ * `guard`, when given, runs first in the same transaction and may refuse the message by
+ * throwing (a webhook's used token): then nothing of it is written.
  */
 export async function intakeCommit(
   pool: pg.Pool,
   stored: StoredSource,
   arrival: Arrival,
+  guard?: IntakeGuard,
 ): Promise<IntakeResult> {
   const messageKey = stored.messageId ?? `sha256:${stored.sha256}`;
   const conversationKey = conversationKeyOf(stored.from ?? arrival.envelopeFrom);
   return inTransaction(pool, async (tx) => {
+    if (guard) await guard(tx);
     const ids: number[] = [];
     for (const mailboxId of [...new Set(arrival.mailboxIds)]) {
       const id = await inboundMailInsert(tx, {
@@ -72,19 +82,20 @@ export async function intakeCommit(
   });
 }
 
-/** Stores a source already in memory (IMAP, webhook) and takes it in. */
+/** Stores a source already in memory (IMAP, webhook) and takes it in (`guard`: see intakeCommit). */
 export async function intakeBuffer(
   pool: pg.Pool,
   source: Buffer,
   arrival: Arrival,
   maxBytes: number,
+  guard?: IntakeGuard,
 ): Promise<IntakeResult> {
   const upload = new RawUpload(pool, maxBytes);
   try {
     for (let at = 0; at < source.length; at += 256 * 1024) {
       await upload.write(source.subarray(at, at + 256 * 1024));
     }
-    return await intakeCommit(pool, await upload.finish(), arrival);
+    return await intakeCommit(pool, await upload.finish(), arrival, guard);
   } catch (error) {
     await upload.abort().catch(() => {});
     throw error;

@@ -28,3 +28,21 @@ export function mailgunSignatureProblem(
   }
   return undefined;
 }
+
+/**
+ * How long an accepted Mailgun token is kept (then the raw janitor deletes it): far past the
+ * longest time its post can be accepted again (a timestamp up to MAILGUN_MAX_SKEW_MS ahead,
+ * accepted until MAILGUN_MAX_SKEW_MS after it), with room for clocks that disagree.
+ */
+export const MAILGUN_TOKEN_KEEP_MS = 60 * 60_000;
+
+/**
+ * A signed Mailgun post whose token was taken in already: a replay (Mailgun's own retries
+ * are signed anew, with a new token). Answered 406, so that Mailgun does not retry it.
+ */
+export class MailgunReplayError extends Error {
+  constructor() {
+    super('this Mailgun token was used before (a replay?); nothing was taken in');
+    this.name = 'MailgunReplayError';
+  }
+}

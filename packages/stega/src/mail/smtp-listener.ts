@@ -14,6 +14,12 @@ import { baseAddressOf } from './reply-token.js';
 /** Recipients one message may have (a 452 past it, per RFC 5321 a client sends the rest later). */
 export const MAX_RECIPIENTS = 100;
 
+/** Connections one listener serves at once unless told otherwise (INBOUND_SMTP_MAX_CLIENTS). */
+export const DEFAULT_MAX_CLIENTS = 100;
+
+/** The listener's settings cannot work safely (AUTH in clear text without the opt-in). */
+export class SmtpListenerConfigError extends Error {}
+
 export interface SmtpListenerOptions {
   pool: pg.Pool;
   host: string;
@@ -24,6 +30,13 @@ export interface SmtpListenerOptions {
   tls?: { certFile: string; keyFile: string } | undefined;
   /** Required AUTH (PLAIN/LOGIN) credentials; none: no AUTH. */
   auth?: { username: string; password: string } | undefined;
+  /**
+   * Take AUTH over a plain connection (no `tls`): only for a listener on a trusted network.
+   * Without it, `auth` without `tls` refuses to start.
+   */
+  allowInsecureAuth?: boolean;
+  /** Connections served at once (default DEFAULT_MAX_CLIENTS); one more is answered 421. */
+  maxClients?: number;
   logger: Logger;
   now?: () => Date;
 }
@@ -44,7 +57,9 @@ const same = (a: string, b: string) => {
  * Stega's SMTP listener (`stega mail-in`): accepts mail for configured, enabled mailboxes
  * only (550 for anyone else; plus-addresses `support+tag@…` reach `support@…`), at most
  * `maxMessageBytes` (552 past it, announced by SIZE), STARTTLS with a certificate, AUTH
- * when configured. A message streams into the database chunk by chunk, and DATA is
+ * when configured (after STARTTLS only, unless `allowInsecureAuth` says the network is
+ * trusted), at most `maxClients` connections at once (421 past it). A message streams into
+ * the database chunk by chunk, and DATA is
  * answered 250 only once its receipt and `mail.received` event are committed: a crash
  * before that leaves the sender to retry (451 or a dropped connection), never a lost mail.
  */
@@ -52,6 +67,11 @@ export async function startSmtpListener(
   options: SmtpListenerOptions,
 ): Promise<RunningService & { port: number }> {
   const { pool, logger } = options;
+  if (options.auth && !options.tls && !options.allowInsecureAuth) {
+    throw new SmtpListenerConfigError(
+      'SMTP AUTH without a certificate would take the password in clear text: give the listener a certificate, or allow insecure AUTH for a listener on a trusted network',
+    );
+  }
   const now = options.now ?? (() => new Date());
   const tls = options.tls
     ? {
@@ -152,9 +172,11 @@ export async function startSmtpListener(
     logger: false,
     size: options.maxMessageBytes,
     maxRecipients: MAX_RECIPIENTS,
+    maxClients: options.maxClients ?? DEFAULT_MAX_CLIENTS,
     disabledCommands: disabled,
     authOptional: !auth,
-    allowInsecureAuth: !tls,
+    // with a certificate AUTH comes only after STARTTLS; without one only when allowed
+    allowInsecureAuth: !tls && options.allowInsecureAuth === true,
     ...(tls ? { key: tls.key, cert: tls.cert } : {}),
     authMethods: ['PLAIN', 'LOGIN'],
     onAuth(credentials, _session, callback) {

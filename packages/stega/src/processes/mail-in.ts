@@ -125,6 +125,8 @@ export async function startMailIn(
         maxMessageBytes: config.inbound.maxMessageBytes,
         tls,
         auth: config.inbound.smtpAuth,
+        allowInsecureAuth: config.inbound.smtpAllowInsecureAuth,
+        maxClients: config.inbound.smtpMaxClients,
         logger,
         now,
       });

@@ -1,6 +1,7 @@
 import { type MailboxRow, mailboxGet, mailboxSecrets } from '../db/mailboxes.js';
+import { mailgunTokenRecord, mailgunTokenUsed } from '../db/mailgun-tokens.js';
 import { type IntakeResult, intakeBuffer } from '../mail/intake.js';
-import { mailgunSignatureProblem } from '../mail/mailgun.js';
+import { MailgunReplayError, mailgunSignatureProblem } from '../mail/mailgun.js';
 import type { ServiceContext } from './context.js';
 import { NotFoundError, UnauthenticatedError, ValidationError } from './errors.js';
 
@@ -18,8 +19,11 @@ export interface MailgunInbound {
  * Takes in a message Mailgun posts for a mailbox whose webhook is Mailgun's: the signature
  * checked under the mailbox's signing key, then the MIME source through the one intake
  * (stored raw, a receipt and a mail.received event in one transaction) before the answer.
+ * Mailgun signs the timestamp and token only, not the body: the token is kept as used in the
+ * intake's transaction, and a post bearing a used token is refused, so that a captured post
+ * cannot be sent again with another body while its timestamp is accepted.
  * @throws NotFoundError (no such mailbox, or none taking Mailgun posts), UnauthenticatedError
- * (a bad signature), ValidationError (no body-mime)
+ * (a bad signature), ValidationError (no body-mime), MailgunReplayError (a used token)
  */
 export async function mailgunInbound(
   ctx: ServiceContext,
@@ -40,6 +44,9 @@ export async function mailgunInbound(
       { path: 'body-mime', message: 'the MIME source is missing: forward to a URL ending in mime' },
     ]);
   }
+  const token = post.token as string; // the signature check requires it
+  // an early look spares storing a replay's body; the insert in the transaction decides
+  if (await mailgunTokenUsed(ctx.pool, mailbox.id, token)) throw new MailgunReplayError();
   return intakeBuffer(
     ctx.pool,
     Buffer.from(mime, 'utf8'),
@@ -51,5 +58,10 @@ export async function mailgunInbound(
       receivedAt: ctx.now(),
     },
     maxMessageBytes,
+    async (tx) => {
+      if (!(await mailgunTokenRecord(tx, mailbox.id, token, ctx.now()))) {
+        throw new MailgunReplayError();
+      }
+    },
   );
 }

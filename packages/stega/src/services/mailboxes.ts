@@ -64,7 +64,10 @@ export async function createMailbox(ctx: ServiceContext, input: MailboxInput): P
 
 /**
  * Changes a mailbox: the fields given replace the stored ones; `imap` and `webhook` replace
- * theirs whole, except that a secret left out keeps the stored one.
+ * theirs whole, except that a secret left out keeps the stored one. The stored IMAP secret
+ * is kept only for the server and account it was given for: a change of host, port, TLS,
+ * username or sign-in without the secret is refused (else an admin, or a stolen admin token,
+ * could send the stored password to a server of their choosing).
  */
 export async function updateMailbox(
   ctx: ServiceContext,
@@ -118,9 +121,30 @@ function fieldsOf(input: MailboxInput, current: MailboxRow | undefined): Mailbox
   const issues = [];
   const imap = input.imap ?? null;
   const webhook = input.webhook ?? null;
+  const imapSettings: ImapSettings | null = imap
+    ? {
+        host: imap.host,
+        port: imap.port ?? (imap.tls === false ? 143 : 993),
+        tls: imap.tls ?? true,
+        username: imap.username,
+        folder: imap.folder ?? 'INBOX',
+        auth: imap.auth ?? 'password',
+      }
+    : null;
   const imapSecretKnown = imap?.secret !== undefined || Boolean(current?.imap?.secret_set);
   if (imap && !imapSecretKnown) {
     issues.push({ path: 'imap.secret', message: 'IMAP needs a password or access token' });
+  } else if (
+    imapSettings &&
+    imap?.secret === undefined &&
+    current?.imap &&
+    !sameImapAccount(imapSettings, current.imap)
+  ) {
+    const what = imapSettings.auth === 'xoauth2' ? 'access token' : 'password';
+    issues.push({
+      path: 'imap.secret',
+      message: `give the ${what} again when you change the server (host, port, TLS), the username or the sign-in: the stored one is only sent where it was given for`,
+    });
   }
   const webhookSecretKnown = webhook?.secret !== undefined || Boolean(current?.webhook?.secret_set);
   if (webhook && !webhookSecretKnown) {
@@ -134,16 +158,7 @@ function fieldsOf(input: MailboxInput, current: MailboxRow | undefined): Mailbox
     priority: input.priority ?? 'normal',
     enabled: input.enabled ?? true,
     acknowledge: input.acknowledge ?? true,
-    imap: imap
-      ? {
-          host: imap.host,
-          port: imap.port ?? (imap.tls === false ? 143 : 993),
-          tls: imap.tls ?? true,
-          username: imap.username,
-          folder: imap.folder ?? 'INBOX',
-          auth: imap.auth ?? 'password',
-        }
-      : null,
+    imap: imapSettings,
     ...(imap
       ? imap.secret !== undefined
         ? { imap_secret: imap.secret }
@@ -156,4 +171,15 @@ function fieldsOf(input: MailboxInput, current: MailboxRow | undefined): Mailbox
         : {}
       : { webhook_secret: null }),
   };
+}
+
+/** Whether the stored IMAP secret may go with `next`: the same server, account and sign-in. */
+function sameImapAccount(next: ImapSettings, stored: ImapSettings): boolean {
+  return (
+    next.host.trim().toLowerCase() === stored.host.trim().toLowerCase() &&
+    next.port === stored.port &&
+    next.tls === stored.tls &&
+    next.username === stored.username &&
+    next.auth === stored.auth
+  );
 }

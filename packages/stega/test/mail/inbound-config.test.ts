@@ -9,6 +9,8 @@ describe('mail-in configuration', () => {
       tlsCertFile: undefined,
       tlsKeyFile: undefined,
       smtpAuth: undefined,
+      smtpAllowInsecureAuth: false,
+      smtpMaxClients: 100,
       newTicketsPerSenderHour: 20,
       followUpAfterDays: 7,
       reopenWaiting: true,
@@ -26,6 +28,8 @@ describe('mail-in configuration', () => {
         INBOUND_SMTP_TLS_CERT: 'tls/cert.pem',
         INBOUND_SMTP_TLS_KEY: 'tls/key.pem',
         INBOUND_SMTP_AUTH: 'relay:s3cret:with-colon',
+        INBOUND_SMTP_ALLOW_INSECURE_AUTH: 'true',
+        INBOUND_SMTP_MAX_CLIENTS: '20',
         INBOUND_NEW_TICKETS_PER_SENDER_HOUR: '5',
         INBOUND_FOLLOW_UP_AFTER_DAYS: '30',
         INBOUND_REOPEN_WAITING: 'false',
@@ -41,6 +45,8 @@ describe('mail-in configuration', () => {
       tlsCertFile: '/srv/tls/cert.pem',
       tlsKeyFile: '/srv/tls/key.pem',
       smtpAuth: { username: 'relay', password: 's3cret:with-colon' },
+      smtpAllowInsecureAuth: true,
+      smtpMaxClients: 20,
       newTicketsPerSenderHour: 5,
       followUpAfterDays: 30,
       reopenWaiting: false,
@@ -63,5 +69,28 @@ describe('mail-in configuration', () => {
     expect(() => loadConfig({ INBOUND_SMTP_TLS_CERT: 'c.pem' })).toThrow(
       /INBOUND_SMTP_TLS_CERT and INBOUND_SMTP_TLS_KEY go together/,
     );
+    expect(() => loadConfig({ INBOUND_SMTP_MAX_CLIENTS: '0' })).toThrow(
+      /INBOUND_SMTP_MAX_CLIENTS must be an integer in 1\.\.100000/,
+    );
+    expect(() => loadConfig({ INBOUND_SMTP_ALLOW_INSECURE_AUTH: 'maybe' })).toThrow(
+      /INBOUND_SMTP_ALLOW_INSECURE_AUTH must be 1 or 0/,
+    );
+  });
+
+  it('refuses AUTH without a certificate unless the listener is on a trusted network', () => {
+    expect(() => loadConfig({ INBOUND_SMTP_AUTH: 'relay:pw' })).toThrow(
+      /INBOUND_SMTP_AUTH is set without a certificate.*clear text.*INBOUND_SMTP_TLS_CERT.*INBOUND_SMTP_ALLOW_INSECURE_AUTH=true/,
+    );
+    expect(
+      loadConfig({ INBOUND_SMTP_AUTH: 'relay:pw', INBOUND_SMTP_ALLOW_INSECURE_AUTH: 'true' })
+        .inbound.smtpAllowInsecureAuth,
+    ).toBe(true);
+    expect(
+      loadConfig({
+        INBOUND_SMTP_AUTH: 'relay:pw',
+        INBOUND_SMTP_TLS_CERT: 'c.pem',
+        INBOUND_SMTP_TLS_KEY: 'k.pem',
+      }).inbound.smtpAuth,
+    ).toEqual({ username: 'relay', password: 'pw' });
   });
 });

@@ -66,17 +66,22 @@ describe('mailboxes through the HTTP API', async () => {
     });
     const id = created.body.id;
 
-    // a change without the secret keeps it; the secret never comes back
+    // a change without the secret, on the same server and account, keeps it; the secret
+    // never comes back
     const renamed = await t.admin({
       method: 'PATCH',
       url: `/api/mailboxes/${id}`,
       payload: {
         display_name: 'Acme Help',
-        imap: { host: 'imap2.acme.test', username: 'support@acme.test', folder: 'Support' },
+        imap: { host: 'imap.acme.test', username: 'support@acme.test', folder: 'Support' },
       },
     });
     expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
-    expect(renamed.body.imap).toMatchObject({ host: 'imap2.acme.test', secret_set: true });
+    expect(renamed.body.imap).toMatchObject({
+      host: 'imap.acme.test',
+      folder: 'Support',
+      secret_set: true,
+    });
     const { rows } = await t.pool.query(
       'select imap_secret, webhook_secret from stega.mailboxes where id = $1',
       [id],
@@ -138,6 +143,64 @@ describe('mailboxes through the HTTP API', async () => {
     });
     expect(noTeam.status).toBe(400);
     expect(noTeam.body.issues[0].path).toBe('team_id');
+  });
+
+  it('never sends the stored IMAP secret to another server or account: it must be given again', async () => {
+    const created = await t.admin({
+      method: 'POST',
+      url: '/api/mailboxes',
+      payload: {
+        address: 'billing@acme.test',
+        display_name: 'Billing',
+        imap: { host: 'imap.acme.test', username: 'billing@acme.test', secret: PASSWORD },
+      },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.id;
+    const same = { host: 'imap.acme.test', username: 'billing@acme.test' };
+    for (const imap of [
+      { ...same, host: 'evil.test' },
+      { ...same, port: 1993 },
+      { ...same, tls: false },
+      { ...same, username: 'someone@acme.test' },
+      { ...same, auth: 'xoauth2' },
+    ]) {
+      const moved = await t.admin({
+        method: 'PATCH',
+        url: `/api/mailboxes/${id}`,
+        payload: { imap },
+      });
+      expect(moved.status, JSON.stringify(imap)).toBe(400);
+      expect(moved.body.issues).toHaveLength(1);
+      expect(moved.body.issues[0].path).toBe('imap.secret');
+      expect(moved.body.issues[0].message).toMatch(
+        /give the (password|access token) again when you change the server .*the username/,
+      );
+    }
+    const stored = async () =>
+      (await t.pool.query('select imap, imap_secret from stega.mailboxes where id = $1', [id]))
+        .rows[0];
+    expect(await stored()).toMatchObject({
+      imap: { host: 'imap.acme.test', port: 993, tls: true, username: 'billing@acme.test' },
+      imap_secret: PASSWORD,
+    });
+    // the host's case is no change; given again, the secret goes with the new server
+    const upper = await t.admin({
+      method: 'PATCH',
+      url: `/api/mailboxes/${id}`,
+      payload: { imap: { ...same, host: 'IMAP.acme.test' } },
+    });
+    expect(upper.status, JSON.stringify(upper.body)).toBe(200);
+    const moved = await t.admin({
+      method: 'PATCH',
+      url: `/api/mailboxes/${id}`,
+      payload: { imap: { ...same, host: 'imap2.acme.test', secret: 'the-new-password' } },
+    });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    expect(await stored()).toMatchObject({
+      imap: { host: 'imap2.acme.test' },
+      imap_secret: 'the-new-password',
+    });
   });
 
   it('refuses a second mailbox with the same address, whatever its case', async () => {

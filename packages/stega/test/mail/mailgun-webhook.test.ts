@@ -1,5 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { eventually } from '../../../../test-support/eventually.js';
+import { createLogger } from '../../src/log.js';
+import { MAILGUN_TOKEN_KEEP_MS } from '../../src/mail/mailgun.js';
+import { startRawJanitor } from '../../src/mail/raw-janitor.js';
 import { createMailbox } from '../../src/services/mailboxes.js';
 import { intakeScene, rawMail } from './intake-scene.js';
 
@@ -67,5 +71,58 @@ describe('the Mailgun inbound webhook', async () => {
       `select 1 from stega.inbound_mail where message_key = 'mailgun-2@customer.test'`,
     );
     expect(rowCount).toBe(0);
+  });
+
+  const receipts = async (key: string) =>
+    (await s.pool.query('select id from stega.inbound_mail where message_key = $1', [key]))
+      .rowCount;
+
+  it('refuses a captured post sent again with another body (406, which Mailgun does not retry)', async () => {
+    const first = signed(rawMail({ messageId: 'mailgun-3@customer.test', to: 'hello@acme.test' }));
+    expect(await post(first)).toEqual({ status: 200, body: { received: 1, duplicates: 0 } });
+    // the same timestamp, token and signature: another message, or the same one again
+    const forged = rawMail({ messageId: 'mailgun-forged@customer.test', to: 'hello@acme.test' });
+    const replay = await post({ ...first, 'body-mime': forged });
+    expect(replay.status).toBe(406);
+    expect(replay.body.code).toBe('STEGA_ERR_MAILGUN_REPLAY');
+    expect(replay.body.message).toMatch(/used before/);
+    expect((await post(first)).status).toBe(406);
+    expect(await receipts('mailgun-forged@customer.test')).toBe(0);
+    expect(await receipts('mailgun-3@customer.test')).toBe(1);
+  });
+
+  it('takes a token once when the same post arrives twice at the same moment', async () => {
+    const mime = (n: number) =>
+      rawMail({ messageId: `mailgun-race-${n}@customer.test`, to: 'hello@acme.test' });
+    const first = signed(mime(1));
+    const answers = await Promise.all(
+      [1, 2, 3, 4].map((n) => post({ ...first, 'body-mime': mime(n) })),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 406, 406, 406]);
+    const { rows } = await s.pool.query(
+      `select count(*)::int as n from stega.inbound_mail where message_key like 'mailgun-race-%'`,
+    );
+    expect(rows[0].n).toBe(1);
+  });
+
+  it('forgets tokens past their window (the raw janitor)', async () => {
+    const old = signed(rawMail({ messageId: 'mailgun-4@customer.test', to: 'hello@acme.test' }));
+    expect((await post(old)).status).toBe(200);
+    const tokens = (token: string) =>
+      s.pool
+        .query('select 1 from stega.mailgun_tokens where token = $1', [token])
+        .then((r) => r.rowCount);
+    expect(await tokens(old.token)).toBe(1);
+    const janitor = startRawJanitor(
+      s.pool,
+      createLogger('silent', 'test'),
+      20,
+      () => new Date(Date.now() + MAILGUN_TOKEN_KEEP_MS + 60_000),
+    );
+    try {
+      await eventually(async () => (await tokens(old.token)) === 0, 'the old token forgotten');
+    } finally {
+      await janitor.stop();
+    }
   });
 });

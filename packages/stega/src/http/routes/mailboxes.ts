@@ -30,7 +30,11 @@ const imapIn = z
       .enum(['password', 'xoauth2'])
       .optional()
       .describe('`password` (default) or `xoauth2`: the secret is an OAuth2 access token'),
-    secret: secret.optional(),
+    secret: secret
+      .optional()
+      .describe(
+        'the password or access token, write-only: stored, never returned. Leave it out on a change to keep the stored one, except when host, port, tls, username or auth changes: then it must be given again (400 naming imap.secret)',
+      ),
   })
   .describe('poll this mailbox over IMAP (IDLE where offered); null: do not');
 

@@ -199,6 +199,20 @@ function MailboxForm({
   };
   const secretHint = (isSet: boolean | undefined) =>
     isSet ? 'Stored; leave empty to keep it.' : 'Stored, never shown again.';
+  // the stored IMAP secret is only sent to the server and account it was given for
+  const stored = mailbox?.imap;
+  const accountChanged =
+    stored != null &&
+    (host.trim().toLowerCase() !== stored.host.toLowerCase() ||
+      Number(port) !== stored.port ||
+      tls !== stored.tls ||
+      username !== stored.username ||
+      auth !== stored.auth);
+  const imapSecretHint = !stored?.secret_set
+    ? secretHint(false)
+    : accountChanged
+      ? `Give the ${auth === 'xoauth2' ? 'access token' : 'password'} again: you changed the server or the user name.`
+      : 'Stored; leave empty to keep it. Give it again when you change the server or the user name.';
   return (
     <form
       onSubmit={submit}
@@ -312,7 +326,7 @@ function MailboxForm({
               idPrefix={prefix}
               label={auth === 'xoauth2' ? 'Access token' : 'Password'}
               issues={save.issues}
-              hint={secretHint(mailbox?.imap?.secret_set)}
+              hint={imapSecretHint}
               value={imapSecret}
               onChange={setImapSecret}
               input={{ type: 'password', autoComplete: 'new-password' }}
