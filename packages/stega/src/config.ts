@@ -321,6 +321,12 @@ export interface InboundConfig {
   reopenWaiting: boolean;
   /** Attachment bytes kept per ticket (INBOUND_TICKET_ATTACHMENTS_MAX_BYTES, default 100 MB). */
   ticketAttachmentsMaxBytes: number;
+  /**
+   * "We got your request" emails one mailbox sends per hour at most
+   * (INBOUND_ACKNOWLEDGEMENTS_PER_MAILBOX_HOUR, default 200): forged senders cannot make
+   * Stega mail strangers without bound.
+   */
+  acknowledgementsPerMailboxHour: number;
   /** How often an IMAP mailbox without IDLE is polled, seconds (INBOUND_IMAP_POLL_SECONDS, default 60). */
   imapPollSeconds: number;
   /**
@@ -974,6 +980,16 @@ export const envSchema = z.object({
     default: '104857600',
     description: 'received attachment bytes kept per ticket',
   }),
+  INBOUND_ACKNOWLEDGEMENTS_PER_MAILBOX_HOUR: intFrom(
+    'INBOUND_ACKNOWLEDGEMENTS_PER_MAILBOX_HOUR',
+    0,
+    1_000_000,
+    200,
+  ).meta({
+    default: '200',
+    description:
+      'acknowledgements ("we got your request") one mailbox sends per hour at most; past it new tickets get none (the From address is unauthenticated: Stega is no mail cannon for whoever rotates victim addresses); 0: none',
+  }),
   INBOUND_IMAP_POLL_SECONDS: intFrom('INBOUND_IMAP_POLL_SECONDS', 1, 86_400, 60).meta({
     default: '60',
     description: 'how often an IMAP mailbox is read when no IDLE news comes',
@@ -1338,6 +1354,7 @@ function inboundOf(e: z.infer<typeof envSchema>, cwd: string): InboundConfig {
     followUpAfterDays: e.INBOUND_FOLLOW_UP_AFTER_DAYS,
     reopenWaiting: e.INBOUND_REOPEN_WAITING !== 'false',
     ticketAttachmentsMaxBytes: e.INBOUND_TICKET_ATTACHMENTS_MAX_BYTES,
+    acknowledgementsPerMailboxHour: e.INBOUND_ACKNOWLEDGEMENTS_PER_MAILBOX_HOUR,
     imapPollSeconds: e.INBOUND_IMAP_POLL_SECONDS,
     filingLeaseSeconds: e.INBOUND_FILING_LEASE_SECONDS,
   };

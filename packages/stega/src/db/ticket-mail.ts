@@ -77,20 +77,29 @@ export async function mailThreadRecord(
   );
 }
 
-/** The ticket the latest of these Message-IDs belongs to (the newest record wins). */
-export async function mailThreadFind(
+/**
+ * The ticket of the first of `messageKeys` (in their order) that Stega received or sent, in
+ * one statement; the first `tied` keys count as one (the newest recorded of them wins).
+ * Undefined: none is known.
+ */
+export async function mailThreadFindFirst(
   db: Queryable,
   messageKeys: string[],
-): Promise<number | undefined> {
+  tied: number,
+): Promise<{ ticketId: number; messageKey: string } | undefined> {
   if (messageKeys.length === 0) return undefined;
   const { rows } = await db.query(
-    `select m.ticket_id from stega.mail_thread_ids m
+    `select m.ticket_id, m.message_key from stega.mail_thread_ids m
        join stega.tickets t on t.id = m.ticket_id
       where m.message_key = any($1::text[])
-      order by m.created_at desc, m.ticket_id desc limit 1`,
-    [messageKeys],
+      order by greatest(array_position($1::text[], m.message_key) - $2::int, 0),
+               m.created_at desc, m.ticket_id desc
+      limit 1`,
+    [messageKeys, tied],
   );
-  return rows[0] ? Number(rows[0].ticket_id) : undefined;
+  return rows[0]
+    ? { ticketId: Number(rows[0].ticket_id), messageKey: String(rows[0].message_key) }
+    : undefined;
 }
 
 /** What an email to a ticket's customer is made of: the ticket, its mailbox, CCs and thread. */

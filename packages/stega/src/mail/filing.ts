@@ -45,6 +45,8 @@ export interface FilingRules {
   reopenWaiting: boolean;
   /** Attachment bytes stored per ticket; past it an attachment is listed but not kept. */
   ticketAttachmentsMaxBytes: number;
+  /** Acknowledgements one mailbox sends per hour at most (rotating victims gains nothing past it). */
+  acknowledgementsPerMailboxHour: number;
 }
 
 export interface FilingDeps {
@@ -211,14 +213,22 @@ async function fileParsed(
         ...(fromRequester ? {} : { author_name: await nameOf(tx, ticket.id, sender) }),
       });
       await customerEnsure(tx, { email: sender.address, name: sender.name }, now);
-      await ticketCcAdd(tx, ticket.id, ccs);
+      // The From header proves nothing, so a subject tag (all a forger needs) adds no CC:
+      // else `From: <requester>`, `Cc: eve@…`, `Subject: [#123]` would copy Eve on every
+      // reply. A message that names one of the thread's Message-IDs or the signed reply
+      // address was written by someone who got the ticket's mail; its CCs are added.
+      const newCcs = match.by === 'subject-tag' ? await ccsNotOn(tx, ticket.id, ccs) : [];
+      if (match.by !== 'subject-tag') await ticketCcAdd(tx, ticket.id, ccs);
       await afterFiling(tx, deps, receipt, facts, ticket.id, now);
       await inboundMailSettle(
         tx,
         id,
         {
           state: 'filed',
-          reason: `joined by ${match.by}`,
+          reason:
+            newCcs.length === 0
+              ? `joined by ${match.by}`
+              : `joined by ${match.by}; its To/Cc addresses were not added as CCs (${newCcs.map((c) => c.email).join(', ')})`,
           ticket_id: ticket.id,
           comment_id: comment.id,
           headers,
@@ -259,6 +269,8 @@ async function fileParsed(
     ticketId,
     facts,
     sender,
+    envelopeFrom: receipt.envelope_from,
+    perMailboxHour: deps.rules.acknowledgementsPerMailboxHour,
     replySecret: deps.replySecret,
     now,
   });
@@ -313,6 +325,18 @@ async function afterFiling(
         : `the ticket's attachments would pass ${deps.rules.ticketAttachmentsMaxBytes} bytes`,
     });
   }
+}
+
+/** Of `ccs`, the people a ticket has neither as its requester nor as a CC. */
+async function ccsNotOn(
+  tx: Queryable,
+  ticketId: number,
+  ccs: { email: string; name: string }[],
+): Promise<{ email: string; name: string }[]> {
+  if (ccs.length === 0) return [];
+  const ticket = await ticketMailFactsGet(tx, ticketId);
+  const on = new Set([ticket?.requester_email, ...(ticket?.ccs ?? []).map((cc) => cc.email)]);
+  return ccs.filter((cc) => !on.has(cc.email));
 }
 
 /** A sender's name: from the message, else the ticket's CC record, else the address. */

@@ -61,6 +61,7 @@ export async function startMailIn(
       followUpAfterDays: config.inbound.followUpAfterDays,
       reopenWaiting: config.inbound.reopenWaiting,
       ticketAttachmentsMaxBytes: config.inbound.ticketAttachmentsMaxBytes,
+      acknowledgementsPerMailboxHour: config.inbound.acknowledgementsPerMailboxHour,
     },
     ownAddresses: [addressIn(config.mailFrom)],
     mailOut,

@@ -15,6 +15,7 @@ describe('mail-in configuration', () => {
       followUpAfterDays: 7,
       reopenWaiting: true,
       ticketAttachmentsMaxBytes: 100 * 1024 * 1024,
+      acknowledgementsPerMailboxHour: 200,
       imapPollSeconds: 60,
       filingLeaseSeconds: 30,
     });
@@ -34,6 +35,7 @@ describe('mail-in configuration', () => {
         INBOUND_FOLLOW_UP_AFTER_DAYS: '30',
         INBOUND_REOPEN_WAITING: 'false',
         INBOUND_TICKET_ATTACHMENTS_MAX_BYTES: '0',
+        INBOUND_ACKNOWLEDGEMENTS_PER_MAILBOX_HOUR: '7',
         INBOUND_IMAP_POLL_SECONDS: '15',
         INBOUND_FILING_LEASE_SECONDS: '8',
       },
@@ -51,6 +53,7 @@ describe('mail-in configuration', () => {
       followUpAfterDays: 30,
       reopenWaiting: false,
       ticketAttachmentsMaxBytes: 0,
+      acknowledgementsPerMailboxHour: 7,
       imapPollSeconds: 15,
       filingLeaseSeconds: 8,
     });
