@@ -63,6 +63,8 @@ const cluster = spawnStega(['cluster', '--sla-workers', '1'], {
   HOST: '127.0.0.1',
   INBOUND_SMTP_PORT: String(smtpPort),
   INBOUND_NEW_TICKETS_PER_SENDER_HOUR: '100000',
+  // every new ticket acknowledged, as before the per-mailbox cap: the same work per message
+  INBOUND_ACKNOWLEDGEMENTS_PER_MAILBOX_HOUR: '1000000',
   STEGA_ADMIN_TOKEN: TOKEN,
   STEGA_DATA_DIR: path.join(os.tmpdir(), `stega-bench-intake-${process.pid}`),
   LOG_LEVEL: 'warn',

@@ -323,7 +323,7 @@ export interface InboundConfig {
   ticketAttachmentsMaxBytes: number;
   /**
    * "We got your request" emails one mailbox sends per hour at most
-   * (INBOUND_ACKNOWLEDGEMENTS_PER_MAILBOX_HOUR, default 200): forged senders cannot make
+   * (INBOUND_ACKNOWLEDGEMENTS_PER_MAILBOX_HOUR, default 1000): forged senders cannot make
    * Stega mail strangers without bound.
    */
   acknowledgementsPerMailboxHour: number;
@@ -984,9 +984,9 @@ export const envSchema = z.object({
     'INBOUND_ACKNOWLEDGEMENTS_PER_MAILBOX_HOUR',
     0,
     1_000_000,
-    200,
+    1000,
   ).meta({
-    default: '200',
+    default: '1000',
     description:
       'acknowledgements ("we got your request") one mailbox sends per hour at most; past it new tickets get none (the From address is unauthenticated: Stega is no mail cannon for whoever rotates victim addresses); 0: none',
   }),

@@ -122,6 +122,7 @@ export async function acknowledgementRecord(
       conversation.requester_email,
       within,
       mailbox.id,
+      input.perMailboxHour,
     );
     if (counts.recipient > 0) return 'the sender was acknowledged a moment ago';
     if (counts.mailbox >= input.perMailboxHour) {

@@ -15,7 +15,7 @@ describe('mail-in configuration', () => {
       followUpAfterDays: 7,
       reopenWaiting: true,
       ticketAttachmentsMaxBytes: 100 * 1024 * 1024,
-      acknowledgementsPerMailboxHour: 200,
+      acknowledgementsPerMailboxHour: 1000,
       imapPollSeconds: 60,
       filingLeaseSeconds: 30,
     });

@@ -9,18 +9,22 @@ export async function acknowledgementCounts(
   address: string,
   seconds: number,
   mailboxId: number,
+  /** The mailbox's cap: counting stops there, so a busy mailbox costs no more than it. */
+  mailboxCap: number,
 ): Promise<{ recipient: number; mailbox: number }> {
   const { rows } = await db.query(
     `select (select count(*) from stega.alert_deliveries
               where alert_type = 'acknowledgement' and recipient = $1
                 and created_at > now() - make_interval(secs => $2::double precision))::int
               as recipient,
-            (select count(*) from stega.alert_deliveries d
-               join stega.tickets t on t.id = d.ticket_id
-              where d.alert_type = 'acknowledgement' and t.mailbox_id = $3
-                and d.created_at > now() - interval '1 hour')::int
+            (select count(*) from (
+               select 1 from stega.alert_deliveries d
+                 join stega.tickets t on t.id = d.ticket_id
+                where d.alert_type = 'acknowledgement' and t.mailbox_id = $3
+                  and d.created_at > now() - interval '1 hour'
+                limit $4) capped)::int
               as mailbox`,
-    [address, seconds, mailboxId],
+    [address, seconds, mailboxId, mailboxCap],
   );
   return { recipient: Number(rows[0]?.recipient ?? 0), mailbox: Number(rows[0]?.mailbox ?? 0) };
 }
