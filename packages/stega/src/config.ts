@@ -960,7 +960,8 @@ export const envSchema = z.object({
     20,
   ).meta({
     default: '20',
-    description: 'new tickets one sender may open by mail per hour (stops mail loops)',
+    description:
+      'new tickets one sender may open by mail per hour (stops mail loops); past it their new threads wait in the quarantine, where an admin may retry them',
   }),
   INBOUND_FOLLOW_UP_AFTER_DAYS: intFrom('INBOUND_FOLLOW_UP_AFTER_DAYS', 0, 3650, 7).meta({
     default: '7',

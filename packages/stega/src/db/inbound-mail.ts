@@ -32,12 +32,14 @@ export interface InboundMailRow extends InboundReceipt {
   opened_ticket: boolean;
   settled_at: Date | null;
   has_html: boolean;
+  /** Who retried it from the quarantine (it is then filed past the sender's limit); null: nobody. */
+  released_by: string | null;
 }
 
 const COLUMNS = `id, mailbox_id, message_key, message_id, sha256, size_bytes, upload_id::text,
   source, envelope_from, envelope_to, received_at, state, reason, attempts, from_address,
   from_name, subject, ticket_id, comment_id, opened_ticket, settled_at,
-  html is not null as has_html`;
+  html is not null as has_html, released_by`;
 
 function inboundOf(row: Record<string, unknown>): InboundMailRow {
   return {
@@ -230,12 +232,12 @@ export async function inboundMailReceivedIds(db: Queryable): Promise<number[]> {
 }
 
 /** Puts a quarantined message back to `received` for another filing; false when it is not quarantined. */
-export async function inboundMailRequeue(db: Queryable, id: number): Promise<boolean> {
+export async function inboundMailRequeue(db: Queryable, id: number, by: string): Promise<boolean> {
   const { rowCount } = await db.query(
     `update stega.inbound_mail
-        set state = 'received', reason = null, attempts = 0, settled_at = null
+        set state = 'received', reason = null, attempts = 0, settled_at = null, released_by = $2
       where id = $1 and state = 'quarantined'`,
-    [id],
+    [id, by],
   );
   return (rowCount ?? 0) > 0;
 }

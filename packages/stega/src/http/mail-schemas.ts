@@ -89,7 +89,7 @@ export const inboundMailOut = z.object({
   state: z
     .enum(['received', 'filed', 'ignored', 'quarantined', 'discarded'])
     .describe(
-      '`received`: waiting to be filed; `filed`: made or joined ticket_id; `ignored`: kept, filed nowhere (auto-reply, Stega’s own mail, sender over limit); `quarantined`: could not be filed (reason), retry or discard it; `discarded`: dropped by an admin',
+      '`received`: waiting to be filed; `filed`: made or joined ticket_id; `ignored`: kept, filed nowhere (auto-reply, Stega’s own mail, a bounce); `quarantined`: could not be filed, or held back because its sender opened too many tickets in the hour (reason): retry (files it, past that limit) or discard it; `discarded`: dropped by an admin',
     ),
   reason: z.string().nullable(),
   attempts: z.number().int(),
@@ -101,6 +101,10 @@ export const inboundMailOut = z.object({
   opened_ticket: z.boolean(),
   settled_at: nullableDate,
   has_html: z.boolean(),
+  released_by: z
+    .string()
+    .nullable()
+    .describe('who retried it from the quarantine (filed past its sender’s limit); null: nobody'),
 });
 
 export const inboundMailDetailOut = inboundMailOut.extend({ attachments: z.array(attachmentOut) });

@@ -245,8 +245,13 @@ async function fileParsed(
     sender.address,
     new Date(now.getTime() - 3_600_000),
   );
-  if (recent >= limit) {
-    return ignore('ignored', `sender opened ${recent} tickets in the last hour (limit ${limit})`);
+  // held where an admin sees it (the sender may be forged: their real mail is not lost), and
+  // filed past the limit once an admin retries it
+  if (recent >= limit && receipt.released_by === null) {
+    return ignore(
+      'quarantined',
+      `sender opened ${recent} tickets in the last hour (limit ${limit}); retry to file it anyway`,
+    );
   }
   const customer = await customerEnsure(tx, { email: sender.address, name: sender.name }, now);
   const ticketId = await insertTicket(tx, deps.ctx, actor, {

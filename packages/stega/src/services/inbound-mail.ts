@@ -57,11 +57,15 @@ export async function inboundMailSource(ctx: ServiceContext, id: number): Promis
  * would append nothing), under the conversation of the sender the filer read.
  * @throws NotFoundError, ConflictError when it is not quarantined.
  */
-export async function retryInboundMail(ctx: ServiceContext, id: number): Promise<InboundMailView> {
+export async function retryInboundMail(
+  ctx: ServiceContext,
+  id: number,
+  by: string,
+): Promise<InboundMailView> {
   await inTransaction(ctx.pool, async (tx) => {
     const receipt = await inboundMailGet(tx, id);
     if (!receipt) throw new NotFoundError('inbound mail', id);
-    if (!(await inboundMailRequeue(tx, id))) {
+    if (!(await inboundMailRequeue(tx, id, by))) {
       throw new ConflictError(
         `inbound mail ${id} is not quarantined; only quarantined mail is retried`,
       );

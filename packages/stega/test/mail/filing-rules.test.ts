@@ -52,17 +52,28 @@ describe('filing rules', async () => {
     expect(comments.rowCount).toBe(0);
   });
 
-  it("ignores Stega's own mail, and a sender over the new-ticket limit", async () => {
+  it("ignores Stega's own mail, and holds a sender over the new-ticket limit for an admin", async () => {
     await s.sendRaw(rawMail({ messageId: 'own@stega', from: 'Stega <stega@localhost>' }));
     expect((await s.settled('own@stega'))[0]).toMatchObject({ state: 'ignored', ticket_id: null });
     for (const n of [1, 2, 3]) await newTicket(`robot-${n}@robot.test`, 'robot@robot.test');
     await s.sendRaw(rawMail({ messageId: 'robot-4@robot.test', from: 'robot@robot.test' }));
     const [fourth] = await s.settled('robot-4@robot.test');
-    expect(fourth).toMatchObject({ state: 'ignored', ticket_id: null });
-    expect(fourth.reason).toBe('sender opened 3 tickets in the last hour (limit 3)');
+    // held in the quarantine rather than ignored: a forged sender must not lose a real
+    // customer's request, so an admin sees it and may let it through
+    expect(fourth).toMatchObject({ state: 'quarantined', ticket_id: null });
+    expect(fourth.reason).toBe(
+      'sender opened 3 tickets in the last hour (limit 3); retry to file it anyway',
+    );
     // replies still join: the limit is on new tickets
     const joined = await reply('robot-5@robot.test', 'robot-1@robot.test', 'robot@robot.test');
     expect(joined.state).toBe('filed');
+    // an admin's retry files it past the limit, and says who let it through
+    const retried = await s.admin({ method: 'POST', url: `/api/inbound-mail/${fourth.id}/retry` });
+    expect(retried.status).toBe(200);
+    const [filed] = await s.settled('robot-4@robot.test');
+    expect(filed).toMatchObject({ state: 'filed', opened_ticket: true });
+    const detail = await s.admin({ method: 'GET', url: `/api/inbound-mail/${fourth.id}` });
+    expect(detail.body.released_by).toEqual(expect.any(String));
   });
 
   it('reopens a resolved ticket and moves a waiting one back to open', async () => {

@@ -105,7 +105,7 @@ export function inboundMailRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
           response: { 200: inboundMailDetailOut, ...errors },
         },
       },
-      async (request) => retryInboundMail(ctx, request.params.id),
+      async (request) => retryInboundMail(ctx, request.params.id, actorOf(request).name),
     );
 
     app.post(
