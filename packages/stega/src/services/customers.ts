@@ -8,7 +8,7 @@ import {
 } from '../db/customers.js';
 import { inTransaction } from '../db/pool.js';
 import type { Actor, ServiceContext } from './context.js';
-import { NotFoundError, toAppError } from './errors.js';
+import { ConflictError, NotFoundError, toAppError } from './errors.js';
 import { ticketViewerOf } from './visibility.js';
 
 /**
@@ -43,11 +43,14 @@ export async function getCustomer(ctx: ServiceContext, id: number, actor: Actor)
 
 /**
  * Finds the customer with this address (case-insensitive) or creates one; `created` says
- * which. A found customer keeps their record; an organisation given fills an empty one.
+ * which. A found customer keeps their record; an organisation given fills an empty one. A
+ * customer the actor may not see (none of their tickets is the actor's to see) is not shown
+ * nor changed: 409 naming `email`.
  */
 export async function findOrCreateCustomer(
   ctx: ServiceContext,
   input: { email: string; name?: string; organisation?: string | null },
+  actor: Actor,
 ): Promise<{ customer: CustomerRow; created: boolean }> {
   return inTransaction(ctx.pool, async (tx) => {
     const { created, ...before } = await customerEnsure(
@@ -55,6 +58,12 @@ export async function findOrCreateCustomer(
       { email: input.email, name: input.name ?? '' },
       ctx.now(),
     );
+    if (!created && !(await customerGetVisible(tx, before.id, ticketViewerOf(ctx, actor)))) {
+      throw new ConflictError(
+        'a customer with this address exists, and none of their tickets is yours to see',
+        { issues: [{ path: 'email', message: 'is another team’s customer' }] },
+      );
+    }
     if (input.organisation && !before.organisation) {
       const updated = await customerUpdate(
         tx,

@@ -115,6 +115,13 @@ describe('who sees which ticket', async () => {
     expect(changed.status).toBe(404);
     const zoeNow = await t.admin({ method: 'GET', url: `/api/customers/${zoe}` });
     expect(zoeNow.body.organisation).toBeNull();
+    // finding a customer by address does not show another team's either
+    const found = await asRita('POST', '/api/customers', { email: 'ZOE@blue-customer.test' });
+    expect(found.status).toBe(409);
+    expect(found.body).not.toHaveProperty('id');
+    expect(
+      (await asRita('POST', '/api/customers', { email: 'rex@red-customer.test' })).status,
+    ).toBe(200);
     // the admin and a supervisor see every customer
     const bySupervisor = await t.as(s.sara.token, { method: 'GET', url: `/api/customers/${zoe}` });
     expect(bySupervisor.status).toBe(200);

@@ -63,7 +63,7 @@ export function customerRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
         schema: {
           tags: ['mail'],
           summary:
-            'Find the customer with this address (case-insensitive), or create one: 200 found, 201 created',
+            'Find the customer with this address (case-insensitive), or create one: 200 found, 201 created; 409 when the customer exists but none of their tickets is the caller’s to see',
           body: z.strictObject({
             email,
             name: z.string().trim().max(200).optional(),
@@ -73,7 +73,11 @@ export function customerRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
         },
       },
       async (request, reply) => {
-        const { customer, created } = await findOrCreateCustomer(ctx, request.body);
+        const { customer, created } = await findOrCreateCustomer(
+          ctx,
+          request.body,
+          actorOf(request),
+        );
         return reply.code(created ? 201 : 200).send(customer);
       },
     );
