@@ -84,7 +84,8 @@ export interface Config {
   /**
    * Writes one agent or integration token may make per window, each kind counted apart
    * (WRITE_LIMIT_TICKETS, default 60 ticket creations; WRITE_LIMIT_COMMENTS, default 120
-   * comments; WRITE_LIMIT_ACKNOWLEDGEMENTS, default 600 acknowledgements;
+   * comments; WRITE_LIMIT_ACKNOWLEDGEMENTS, default 600 acknowledgements; WRITE_LIMIT_CHANGES,
+   * default 600 other writes;
    * WRITE_LIMIT_WINDOW_SECONDS, default 60); past it they get 429 with Retry-After
    * until the window ends. 0: that kind is not limited. The configured admin token is not limited.
    */
@@ -92,6 +93,7 @@ export interface Config {
     tickets: number;
     comments: number;
     acknowledgements: number;
+    changes: number;
     windowSeconds: number;
   };
   /**
@@ -559,6 +561,11 @@ export const envSchema = z.object({
   WRITE_LIMIT_ACKNOWLEDGEMENTS: intFrom('WRITE_LIMIT_ACKNOWLEDGEMENTS', 0, 1_000_000, 600).meta({
     description:
       'acknowledgements one agent or integration token may make per `WRITE_LIMIT_WINDOW_SECONDS` (`POST /api/escalations/{id}/acknowledge`, `POST /api/tickets/{id}/acknowledge`), counted apart; generous, so that a storm can be acknowledged by hand; 0: no limit',
+  }),
+  WRITE_LIMIT_CHANGES: intFrom('WRITE_LIMIT_CHANGES', 0, 1_000_000, 600).meta({
+    default: '600',
+    description:
+      'every other write one agent or integration token may make per `WRITE_LIMIT_WINDOW_SECONDS` (ticket fields and transitions, customers, schedules, overrides, contact methods, settings), counted apart; 0: no limit',
   }),
   WRITE_LIMIT_WINDOW_SECONDS: intFrom('WRITE_LIMIT_WINDOW_SECONDS', 1, 86_400, 60).meta({
     description:
@@ -1153,6 +1160,7 @@ export function loadConfig(
       tickets: e.WRITE_LIMIT_TICKETS,
       comments: e.WRITE_LIMIT_COMMENTS,
       acknowledgements: e.WRITE_LIMIT_ACKNOWLEDGEMENTS,
+      changes: e.WRITE_LIMIT_CHANGES,
       windowSeconds: e.WRITE_LIMIT_WINDOW_SECONDS,
     },
     sessionIdleMinutes: e.SESSION_IDLE_MINUTES,

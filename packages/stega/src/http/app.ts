@@ -63,7 +63,7 @@ import { tokenRoutes } from './routes/tokens.js';
 import { twilioRoutes } from './routes/twilio.js';
 import { webPushRoutes } from './routes/web-push.js';
 import { uiRoutes } from './ui.js';
-import { writeLimits } from './write-limits.js';
+import { countChanges, writeLimits } from './write-limits.js';
 
 export interface AppDeps {
   pool: pg.Pool;
@@ -265,6 +265,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
 
   const limits = writeLimits(app, deps.config.writeLimits);
+  // before the routes it counts: every write without a budget of its own
+  countChanges(app, limits.changes);
   await app.register(ticketRoutes(ctx, limits));
   await app.register(
     replyRoutes(ctx, limits.comments, {

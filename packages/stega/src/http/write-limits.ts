@@ -1,16 +1,27 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Actor } from '../services/context.js';
-import { TooManyWritesError } from '../services/errors.js';
+import { TooManyUploadsError, TooManyWritesError } from '../services/errors.js';
 import { actorOf } from './auth.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The write budget a route counts against itself (its preHandler does); every other
+     * write route (any method but GET, HEAD, OPTIONS, not public) counts as `changes`.
+     */
+    writeKind?: Exclude<WriteKind, 'changes'>;
+  }
+}
+
 /** The writes counted per principal; each kind has its own budget. */
-export type WriteKind = 'tickets' | 'comments' | 'acknowledgements';
+export type WriteKind = 'tickets' | 'comments' | 'acknowledgements' | 'changes';
 
 const WORDS: Record<WriteKind, string> = {
   tickets: 'tickets created',
   comments: 'comments posted',
   acknowledgements: 'acknowledgements',
+  changes: 'changes',
 };
 
 /** Whom a write is counted against: the agent (their sessions and tokens together), else the token. */
@@ -54,5 +65,51 @@ export function writeLimits(
     tickets: limitOf('tickets'),
     comments: limitOf('comments'),
     acknowledgements: limitOf('acknowledgements'),
+    changes: limitOf('changes'),
+  };
+}
+
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Counts every other write as a `changes` write of its principal (ticket fields and
+ * transitions, customers, schedules and overrides, contact methods, settings...): a
+ * preHandler on every route registered after it, skipping reads, public routes (their own
+ * throttles guard them) and routes that count against a budget of their own (`writeKind`).
+ * Register it before the routes.
+ */
+export function countChanges(app: FastifyInstance, changes: WriteLimit): void {
+  app.addHook('preHandler', async (request, reply) => {
+    if (READS.has(request.method)) return;
+    const config = request.routeOptions.config;
+    if (config?.access === 'public' || config?.writeKind !== undefined) return;
+    await changes(request, reply);
+  });
+}
+
+/**
+ * At most `max` uploads in flight per principal (in this process): an upload is read whole
+ * into memory before it is stored, so many at once from one agent or token would hold
+ * their sum. `take` answers 429 (STEGA_ERR_TOO_MANY_WRITES) past it and otherwise returns
+ * the release, to be called once the request is answered.
+ */
+export function uploadsInFlight(max: number) {
+  const held = new Map<string, number>();
+  return {
+    take(request: FastifyRequest): () => void {
+      const principal = principalOf(actorOf(request));
+      if (principal === undefined) return () => {};
+      const n = held.get(principal) ?? 0;
+      if (n >= max) throw new TooManyUploadsError(max);
+      held.set(principal, n + 1);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        const left = (held.get(principal) ?? 1) - 1;
+        if (left > 0) held.set(principal, left);
+        else held.delete(principal);
+      };
+    },
   };
 }

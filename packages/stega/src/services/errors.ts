@@ -83,6 +83,18 @@ export class TooManyFailuresError extends AppError implements RetryLater {
   }
 }
 
+/** One principal (agent or token) is sending more uploads at once than allowed. */
+export class TooManyUploadsError extends AppError implements RetryLater {
+  readonly retryAfterSeconds = 1;
+  constructor(max: number) {
+    super(
+      'STEGA_ERR_TOO_MANY_WRITES',
+      429,
+      `too many uploads at once: at most ${max} for one agent or token; send the next when one is done`,
+    );
+  }
+}
+
 /** One principal (agent or token) wrote more of `what` than its window allows. */
 export class TooManyWritesError extends AppError implements RetryLater {
   constructor(

@@ -188,6 +188,7 @@ describe('write limits per agent and token', async () => {
     WRITE_LIMIT_TICKETS: '2',
     WRITE_LIMIT_COMMENTS: '3',
     WRITE_LIMIT_ACKNOWLEDGEMENTS: '2',
+    WRITE_LIMIT_CHANGES: '3',
     // a window no test run outlasts: the counts cannot reset between the requests
     WRITE_LIMIT_WINDOW_SECONDS: '86400',
   });
@@ -267,5 +268,35 @@ describe('write limits per agent and token', async () => {
     expect(refused.statusCode).toBe(429);
     expect(refused.headers['retry-after']).toMatch(/^[1-9][0-9]*$/);
     expect(refused.json().message).toContain('acknowledgements');
+  });
+
+  it('counts every other write as a change: the fourth field change is refused, tickets and comments apart', async () => {
+    const emil = await agentToken('Emil');
+    const ticket = await create(emil);
+    expect(ticket.statusCode).toBe(201);
+    const id = ticket.json().id;
+    const as = (method: 'PATCH' | 'POST', url: string, payload: object) =>
+      t.app.inject({ method, url, headers: { authorization: `Bearer ${emil}` }, payload });
+    expect((await as('PATCH', `/api/tickets/${id}`, { priority: 'high' })).statusCode).toBe(200);
+    expect(
+      (await as('POST', `/api/tickets/${id}/transitions`, { status: 'in_progress' })).statusCode,
+    ).toBe(200);
+    expect(
+      (await as('POST', '/api/customers', { email: 'emil.customer@example.test' })).statusCode,
+    ).toBe(201);
+    const refused = await as('PATCH', `/api/tickets/${id}`, { priority: 'low' });
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers['retry-after']).toMatch(/^[1-9][0-9]*$/);
+    expect(refused.json().message).toContain('too many changes');
+    // a comment has its budget of its own, and reads are never counted
+    expect((await as('POST', `/api/tickets/${id}/comments`, { body: 'noted' })).statusCode).toBe(
+      201,
+    );
+    const read = await t.app.inject({
+      method: 'GET',
+      url: `/api/tickets/${id}`,
+      headers: { authorization: `Bearer ${emil}` },
+    });
+    expect(read.statusCode).toBe(200);
   });
 });

@@ -3,6 +3,7 @@ import { simpleParser } from 'mailparser';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../../../test-support/eventually.js';
 import { startSmtpSink } from '../../../../test-support/smtp-sink.js';
+import { UPLOADS_IN_FLIGHT } from '../../src/http/routes/replies.js';
 import { createAgent } from '../../src/services/agents.js';
 import { addTeamMember, createTeam } from '../../src/services/teams.js';
 import { createToken } from '../../src/services/tokens.js';
@@ -261,5 +262,29 @@ describe('files attached to replies', async () => {
       email: null,
       attachments: [{ filename: 'log.txt', content_type: 'text/plain', size_bytes: 8 }],
     });
+  });
+
+  it('gives each upload its place back when answered: many replies one after another all land', async () => {
+    // UPLOADS_IN_FLIGHT is 3 per principal; a place not given back would refuse the fourth
+    const noteTicket = await openTicket('printer-sequence@customer.test');
+    for (let n = 0; n < UPLOADS_IN_FLIGHT + 2; n++) {
+      const answer = await postReply(
+        noteTicket,
+        anaToken,
+        form({ body: `note ${n}`, public_reply: 'false' }, [
+          { filename: `log-${n}.txt`, type: 'text/plain', content: Buffer.from(`line ${n}`) },
+        ]),
+      );
+      expect(answer.statusCode, answer.body).toBe(201);
+    }
+    // a refused upload (another team's ticket) gives its place back too
+    for (let n = 0; n < UPLOADS_IN_FLIGHT + 1; n++) {
+      const refused = await postReply(
+        noteTicket,
+        olgaToken,
+        form({ body: 'x' }, [{ filename: 'a.txt', type: 'text/plain', content: Buffer.from('a') }]),
+      );
+      expect(refused.statusCode).toBe(404);
+    }
   });
 });

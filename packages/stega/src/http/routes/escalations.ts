@@ -182,7 +182,10 @@ export function escalationRoutes(
     app.post(
       '/api/escalations/:id/acknowledge',
       {
-        config: { access: { least: 'agent', scope: 'escalations:acknowledge' } },
+        config: {
+          access: { least: 'agent', scope: 'escalations:acknowledge' },
+          writeKind: 'acknowledgements',
+        },
         preHandler: acknowledgementLimit,
         schema: {
           tags: ['escalations'],
@@ -200,7 +203,10 @@ export function escalationRoutes(
     app.post(
       '/api/tickets/:id/acknowledge',
       {
-        config: { access: { least: 'agent', scope: 'escalations:acknowledge' } },
+        config: {
+          access: { least: 'agent', scope: 'escalations:acknowledge' },
+          writeKind: 'acknowledgements',
+        },
         preHandler: acknowledgementLimit,
         schema: {
           tags: ['escalations'],

@@ -16,7 +16,7 @@ import { actorOf } from '../auth.js';
 import { nulPath } from '../nul-bytes.js';
 import { commentOut } from '../response-schemas.js';
 import { errors, idParams, text } from '../schemas.js';
-import type { WriteLimit } from '../write-limits.js';
+import { uploadsInFlight, type WriteLimit } from '../write-limits.js';
 import { COMMENT_MAX_CHARS } from './tickets.js';
 
 /** The most files one reply carries. */
@@ -57,6 +57,13 @@ function cleanFilename(name: string): string {
   const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim();
   return clean.slice(0, 255) || 'attachment';
 }
+
+/**
+ * Replies with files one agent or token may be sending at once (per web process): each is
+ * held whole in memory until stored, so this times the per-message limit bounds what one
+ * principal can hold.
+ */
+export const UPLOADS_IN_FLIGHT = 3;
 
 function contentTypeOf(mimetype: string): string {
   return /^[\w.+-]+\/[\w.+-]+$/.test(mimetype)
@@ -165,17 +172,22 @@ export function replyRoutes(
   return async (app) => {
     // in this plugin's scope only: every other route keeps refusing multipart bodies
     await app.register(multipart, { throwFileSizeLimit: true });
+    const uploads = uploadsInFlight(UPLOADS_IN_FLIGHT);
     app.post(
       '/api/tickets/:id/replies',
       {
-        config: { access: { least: 'agent', scope: 'comments:write' } },
-        // before a byte of the upload is read: the write limit, then the ticket's visibility
+        config: { access: { least: 'agent', scope: 'comments:write' }, writeKind: 'comments' },
+        // before a byte of the upload is read: the write limit, then the ticket's visibility,
+        // then a place among the principal's uploads in flight (held until the answer)
         preValidation: async (request, reply) => {
           await limit(request, reply);
           const id = idParams.safeParse(request.params);
           // a malformed id is refused by validation, before the upload is read, just the same
           if (!id.success) return;
           await requireCommentableTicket(ctx, actorOf(request), id.data.id);
+          const release = uploads.take(request);
+          reply.raw.once('finish', release);
+          reply.raw.once('close', release);
           try {
             request.body = (await readReplyForm(request, attachmentLimits)) as typeof request.body;
           } catch (error) {
@@ -187,7 +199,7 @@ export function replyRoutes(
         schema: {
           tags: ['tickets'],
           summary:
-            "Comment with files (multipart/form-data; 429 past WRITE_LIMIT_COMMENTS, 413 past the attachment limits): as POST /api/tickets/{id}/comments; an agent's public reply on a ticket of a mailbox is emailed with the files attached",
+            "Comment with files (multipart/form-data; 429 past WRITE_LIMIT_COMMENTS or with 3 uploads of the caller already in flight, 413 past the attachment limits): as POST /api/tickets/{id}/comments; an agent's public reply on a ticket of a mailbox is emailed with the files attached",
           consumes: ['multipart/form-data'],
           params: idParams,
           body: replyForm,

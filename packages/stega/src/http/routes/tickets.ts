@@ -288,7 +288,7 @@ export function ticketRoutes(
     app.post(
       '/api/tickets',
       {
-        config: { access: { least: 'agent', scope: 'tickets:write' } },
+        config: { access: { least: 'agent', scope: 'tickets:write' }, writeKind: 'tickets' },
         preHandler: limits.tickets,
         schema: {
           tags: ['tickets'],
@@ -373,7 +373,10 @@ export function ticketRoutes(
     app.post(
       '/api/tickets/:id/comments',
       {
-        config: { access: { least: 'agent', scope: ['comments:write', 'comments:requester'] } },
+        config: {
+          access: { least: 'agent', scope: ['comments:write', 'comments:requester'] },
+          writeKind: 'comments',
+        },
         preHandler: limits.comments,
         schema: {
           tags: ['tickets'],
