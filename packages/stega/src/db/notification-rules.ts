@@ -33,7 +33,10 @@ export async function notificationRulesList(
   return rules;
 }
 
-/** Replaces the owner's steps of one urgency (an empty list: none of its own any more). */
+/**
+ * Replaces the owner's steps of one urgency (an empty list: none of its own any more). Run
+ * it in a transaction, so nobody sees the urgency without steps in between.
+ */
 export async function notificationRulesReplace(
   db: Queryable,
   owner: RulesOwner,
@@ -41,11 +44,14 @@ export async function notificationRulesReplace(
   steps: RuleStep[],
 ): Promise<void> {
   const { column, id } = ownerColumn(owner);
+  // two statements, in the caller's transaction: a delete in a WITH that the insert does not
+  // read may run after it, and the new steps then meet the old ones' unique positions
+  await db.query(`delete from stega.notification_rules where ${column} = $1 and urgency = $2`, [
+    id,
+    urgency,
+  ]);
   await db.query(
-    `with gone as (
-       delete from stega.notification_rules where ${column} = $1 and urgency = $2
-     )
-     insert into stega.notification_rules (${column}, urgency, position, method, delay_seconds)
+    `insert into stega.notification_rules (${column}, urgency, position, method, delay_seconds)
      select $1, $2, s.ord - 1, s.method, s.delay_seconds
        from unnest($3::text[], $4::int[]) with ordinality as s (method, delay_seconds, ord)`,
     [id, urgency, steps.map((s) => s.method), steps.map((s) => Math.round(s.delay_minutes * 60))],
