@@ -23,6 +23,7 @@ describe('an email contact method added and verified in a browser', async () => 
   });
   let browser: TestBrowser;
   let page: Page;
+  let agentId = 0;
 
   beforeAll(async () => {
     const agent = await stega.api<{ id: number }>('POST', '/api/agents', {
@@ -30,6 +31,7 @@ describe('an email contact method added and verified in a browser', async () => 
       email: 'rita@reach.test',
     });
     expect(agent.status).toBe(201);
+    agentId = agent.body.id;
     const token = await stega.api<{ token: string }>('POST', '/api/tokens', {
       name: 'Rita',
       role: 'agent',
@@ -79,5 +81,39 @@ describe('an email contact method added and verified in a browser', async () => 
     await item.getByLabel('Code for rita.pager@elsewhere.test').fill(code);
     await item.getByRole('button', { name: 'Verify' }).click();
     await item.getByText('verified', { exact: true }).waitFor();
+  });
+
+  it('says a wrong code beside its method, and saves the rules again and again, refusing a delay that is no number', async () => {
+    const form = page.getByRole('form', { name: 'Add a contact method' });
+    await form.getByLabel('Method').selectOption('email');
+    await form.getByLabel('Address').fill('rita.second@elsewhere.test');
+    await form.getByRole('button', { name: 'Add and verify' }).click();
+    const item = page.getByRole('listitem').filter({ hasText: 'rita.second@elsewhere.test' });
+    await item.getByLabel('Code for rita.second@elsewhere.test').fill('000000');
+    await item.getByRole('button', { name: 'Verify' }).click();
+    await item.getByRole('alert').filter({ hasText: 'Code:' }).waitFor();
+    expect(await form.locator('.field-error').count()).toBe(0);
+
+    const rules = page.getByRole('form', { name: 'Notification rules' });
+    const high = rules.getByRole('group', { name: /High urgency/ });
+    await high.getByRole('button', { name: 'Add a step' }).click();
+    await high.getByLabel('Step 1').selectOption('email');
+    for (const round of [1, 2]) {
+      await rules.getByRole('button', { name: 'Save rules' }).click();
+      await rules.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+      expect(await rules.locator('.error-summary').count(), `save ${round}`).toBe(0);
+    }
+    await high.getByLabel('after (minutes)').fill('soon');
+    await rules.getByRole('button', { name: 'Save rules' }).click();
+    await rules.locator('.error-summary').waitFor();
+    expect(await rules.getByRole('status').filter({ hasText: 'Saved.' }).count()).toBe(0);
+    await expect
+      .poll(() => high.getByLabel('after (minutes)').getAttribute('aria-invalid'))
+      .toBe('true');
+    const stored = await stega.api<{ high: { delay_minutes: number }[] }>(
+      'GET',
+      `/api/agents/${agentId}/notification-rules`,
+    );
+    expect(stored.body.high).toEqual([{ method: 'email', delay_minutes: 0 }]);
   });
 });

@@ -1,5 +1,6 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import { ApiError, api, type Issue } from '../api.js';
+import { ErrorSummary } from '../components/field.js';
 import { SelectField, TextField } from '../components/form-fields.js';
 import { useTitle } from '../hooks/use-title.js';
 import type { Session } from '../types.js';
@@ -93,6 +94,8 @@ function ContactMethods({ agentId }: { agentId: number }) {
   const [address, setAddress] = useState('');
   const [codes, setCodes] = useState<Record<number, string>>(codeFromLink);
   const [issues, setIssues] = useState<Issue[]>([]);
+  // a refused code (or a new code refused) is said next to its method, not in the add form
+  const [codeRefusal, setCodeRefusal] = useState<{ id: number; message: string }>();
   const load = useCallback(async () => {
     setMethods((await api<{ items: ContactMethod[] }>('GET', base)).items);
   }, [base]);
@@ -122,23 +125,25 @@ function ContactMethods({ agentId }: { agentId: number }) {
       setIssues(issuesOf(error, 'address'));
     }
   };
+  const refuseCode = (id: number, error: unknown) =>
+    setCodeRefusal({ id, message: issuesOf(error, 'code')[0]?.message ?? String(error) });
   const verify = async (id: number) => {
-    setIssues([]);
+    setCodeRefusal(undefined);
     try {
       await api('POST', `${base}/${id}/verify`, { code: (codes[id] ?? '').trim() });
       await load();
     } catch (error) {
-      setIssues(issuesOf(error, 'code'));
+      refuseCode(id, error);
     }
   };
   // a new code (the old one stops counting); refused past the hour's limit, said at `code`
   const resend = async (id: number) => {
-    setIssues([]);
+    setCodeRefusal(undefined);
     try {
       await api('POST', `${base}/${id}/resend`);
       setCodes((now) => ({ ...now, [id]: '' }));
     } catch (error) {
-      setIssues(issuesOf(error, 'code'));
+      refuseCode(id, error);
     }
   };
   const remove = async (id: number) => {
@@ -177,8 +182,11 @@ function ContactMethods({ agentId }: { agentId: number }) {
                 {' '}
                 <input
                   aria-label={`Code for ${m.address}`}
+                  placeholder={m.method === 'push' ? 'code shown in the push' : '6-digit code'}
                   inputMode="numeric"
                   autoComplete="one-time-code"
+                  aria-invalid={codeRefusal?.id === m.id ? true : undefined}
+                  aria-describedby={codeRefusal?.id === m.id ? `code-error-${m.id}` : undefined}
                   value={codes[m.id] ?? ''}
                   onChange={(e) => setCodes({ ...codes, [m.id]: e.target.value })}
                 />{' '}
@@ -193,6 +201,12 @@ function ContactMethods({ agentId }: { agentId: number }) {
             <button type="button" className="link-button" onClick={() => remove(m.id)}>
               Remove
             </button>
+            {codeRefusal?.id === m.id ? (
+              <p className="field-error" role="alert" id={`code-error-${m.id}`}>
+                <span aria-hidden="true">⚠ </span>
+                Code: {codeRefusal.message}
+              </p>
+            ) : null}
           </li>
         ))}
       </ul>
@@ -213,11 +227,6 @@ function ContactMethods({ agentId }: { agentId: number }) {
           value={address}
           onChange={setAddress}
         />
-        {issues.some((i) => i.path === 'code') ? (
-          <p className="field-error" role="alert">
-            {issues.find((i) => i.path === 'code')?.message}
-          </p>
-        ) : null}
         <div className="actions">
           <button type="submit" className="primary">
             Add and verify
@@ -326,28 +335,63 @@ function PushOnThisBrowser({ base, onAdded }: { base: string; onAdded: () => Pro
   );
 }
 
+/** A step as the form holds it: the delay as typed, read when the rules are saved. */
+interface StepDraft {
+  method: Step['method'];
+  delay: string;
+}
+type Drafts = Record<'high' | 'low', StepDraft[]>;
+
+const draftsOf = (rules: Rules): Drafts => ({
+  high: (rules.high ?? []).map((s) => ({ method: s.method, delay: String(s.delay_minutes) })),
+  low: (rules.low ?? []).map((s) => ({ method: s.method, delay: String(s.delay_minutes) })),
+});
+
 function RulesEditor({ agentId }: { agentId: number }) {
   const url = `/api/agents/${agentId}/notification-rules`;
-  const [rules, setRules] = useState<Rules>({});
+  const [drafts, setDrafts] = useState<Drafts>({ high: [], low: [] });
   const [issues, setIssues] = useState<Issue[]>([]);
+  const [failure, setFailure] = useState<string>();
   const [saved, setSaved] = useState(false);
   useEffect(() => {
     api<Rules>('GET', url)
-      .then(setRules)
+      .then((rules) => setDrafts(draftsOf(rules)))
       .catch(() => undefined);
   }, [url]);
-  const change = (urgency: 'high' | 'low', steps: Step[]) => {
+  const change = (urgency: 'high' | 'low', steps: StepDraft[]) => {
     setSaved(false);
-    setRules({ ...rules, [urgency]: steps });
+    setDrafts({ ...drafts, [urgency]: steps });
   };
   const save = async (event: FormEvent) => {
     event.preventDefault();
     setIssues([]);
+    setFailure(undefined);
+    setSaved(false);
+    // a delay that is not a number is said at its field, not sent as 0
+    const wrong: Issue[] = [];
+    const stepsOf = (urgency: 'high' | 'low') =>
+      drafts[urgency].map((step, i) => {
+        const minutes = step.delay.trim() === '' ? Number.NaN : Number(step.delay);
+        if (!Number.isFinite(minutes) || minutes < 0) {
+          wrong.push({
+            path: `${urgency}.${i}.delay_minutes`,
+            message: 'must be a number of minutes, 0 or more',
+          });
+        }
+        return { method: step.method, delay_minutes: minutes };
+      });
+    const body = { high: stepsOf('high'), low: stepsOf('low') };
+    if (wrong.length > 0) {
+      setIssues(wrong);
+      setFailure('Some delays are not numbers of minutes.');
+      return;
+    }
     try {
-      setRules(await api<Rules>('PUT', url, { high: rules.high ?? [], low: rules.low ?? [] }));
+      setDrafts(draftsOf(await api<Rules>('PUT', url, body)));
       setSaved(true);
     } catch (error) {
       setIssues(issuesOf(error, 'high'));
+      setFailure((error as Error).message);
     }
   };
   return (
@@ -357,13 +401,14 @@ function RulesEditor({ agentId }: { agentId: number }) {
         When you are paged, each step reaches you by its method that many minutes later, until
         someone acknowledges. No steps: your team’s default applies.
       </p>
+      <ErrorSummary issues={issues} message={failure} />
       {saved ? (
         <p className="notice ok" role="status">
           Saved.
         </p>
       ) : null}
       {(['high', 'low'] as const).map((urgency) => {
-        const steps = rules[urgency] ?? [];
+        const steps = drafts[urgency];
         return (
           <fieldset key={urgency}>
             <legend>
@@ -391,13 +436,11 @@ function RulesEditor({ agentId }: { agentId: number }) {
                   path={`${urgency}.${i}.delay_minutes`}
                   label="after (minutes)"
                   issues={issues}
-                  value={String(step.delay_minutes)}
+                  value={step.delay}
                   onChange={(value) =>
                     change(
                       urgency,
-                      steps.map((s, j) =>
-                        j === i ? { ...s, delay_minutes: Number(value) || 0 } : s,
-                      ),
+                      steps.map((s, j) => (j === i ? { ...s, delay: value } : s)),
                     )
                   }
                   input={{ inputMode: 'numeric' }}
@@ -420,10 +463,7 @@ function RulesEditor({ agentId }: { agentId: number }) {
               type="button"
               className="secondary"
               onClick={() =>
-                change(urgency, [
-                  ...steps,
-                  { method: 'sms', delay_minutes: steps.at(-1)?.delay_minutes ?? 0 },
-                ])
+                change(urgency, [...steps, { method: 'sms', delay: steps.at(-1)?.delay ?? '0' }])
               }
             >
               Add a step
