@@ -60,6 +60,8 @@ describe('replies out in the browser', async () => {
     await page
       .getByText(/“We got your request” email not delivered to rui@customer\.test: .*550/)
       .waitFor();
+    // a ticket of a mailbox: nothing says its replies stay unsent
+    expect(await page.getByTestId('not-emailed').count()).toBe(0);
     await page.getByLabel('Reply as').selectOption({ label: 'Ana Sousa' });
     await page.getByLabel('Add a comment').fill('We reset your VPN profile.');
     await page.getByRole('button', { name: 'Add comment' }).click();

@@ -238,6 +238,11 @@ describe('the agent screen in a browser', async () => {
     const ticket = await newTicket({ subject: 'Files test' });
     await page.goto(`${stega.url}/tickets/${ticket.id}`);
     const picker = page.getByLabel('Attach files');
+    // a ticket made through the API has no mailbox: the form says its public reply is not emailed
+    await page.getByTestId('not-emailed').waitFor();
+    expect(await page.getByTestId('not-emailed').textContent()).toContain(
+      'a public reply is not emailed',
+    );
     await picker.setInputFiles([
       { name: 'huge.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(1200 * 1024) },
     ]);

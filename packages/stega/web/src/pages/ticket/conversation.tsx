@@ -9,7 +9,7 @@ import { formatDateTime } from '../../format.js';
 import { useOlderPages } from '../../hooks/use-older-pages.js';
 import type { Session, TicketDetail } from '../../types.js';
 import { EmailState } from './email-state.js';
-import { download } from './mail.js';
+import { download, useTicketMail } from './mail.js';
 
 export function Conversation({
   ticket,
@@ -37,6 +37,9 @@ export function Conversation({
   const replyAs =
     chosen !== undefined && agentList.some((a) => String(a.id) === chosen) ? chosen : '';
   const replyAgent = agentList.find((a) => String(a.id) === replyAs);
+  // a ticket of no mailbox (made here or by the API) has nobody to email a public reply to
+  const mail = useTicketMail(ticket.id);
+  const emailed = mail.data ? mail.data.mailbox_id !== null : true;
   // the ticket brings its newest comments; older ones come a page at a time
   const thread = useOlderPages({
     latest: ticket.comments,
@@ -131,7 +134,9 @@ export function Conversation({
           hint={
             files.length === 0
               ? publicReply
-                ? 'They go with the email to the requester.'
+                ? emailed
+                  ? 'They go with the email to the requester.'
+                  : 'They stay with the reply on the ticket.'
                 : 'They stay with the note, for agents only.'
               : undefined
           }
@@ -178,6 +183,13 @@ export function Conversation({
         <CheckField checked={publicReply} onChange={setPublicReply}>
           Public reply (visible to the requester)
         </CheckField>
+        {publicReply && !emailed ? (
+          <p className="hint" data-testid="not-emailed">
+            This ticket came through no mailbox, so a public reply is not emailed to{' '}
+            {ticket.requester_email}: it counts as your answer here only. To write to a customer by
+            email, start the ticket from a mailbox (New ticket, “Email the requester from”).
+          </p>
+        ) : null}
         <div className="actions">
           <button type="submit" className="primary" disabled={busy}>
             Add comment

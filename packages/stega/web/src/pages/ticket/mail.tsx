@@ -9,6 +9,8 @@ import { readToken } from '../../session.js';
 
 /** GET /api/tickets/:id/mail. */
 interface TicketMail {
+  /** The mailbox the ticket's mail goes through; null: public replies are not emailed. */
+  mailbox_id: number | null;
   customer: { id: number; name: string; email: string; organisation: string | null } | null;
   follow_up_of: number | null;
   other_tickets: { id: number; subject: string; status: string; created_at: string }[];
@@ -54,11 +56,16 @@ export async function download(id: number, filename: string): Promise<void> {
  * (no script may run there) whose policy loads images only from the message itself until the
  * reader asks for the remote ones.
  */
-export function MailSection({ ticketId }: { ticketId: number }) {
-  const mail = useQuery({
+/** A ticket's mail: its mailbox, customer, CCs and the messages received (refetched). */
+export function useTicketMail(ticketId: number) {
+  return useQuery({
     ...getQuery<TicketMail>(['tickets', ticketId, 'mail'], `/api/tickets/${ticketId}/mail`),
     refetchInterval: 10_000,
   });
+}
+
+export function MailSection({ ticketId }: { ticketId: number }) {
+  const mail = useTicketMail(ticketId);
   const m = mail.data;
   if (!m || (m.messages.length === 0 && !m.customer)) return null;
   return (
