@@ -227,6 +227,17 @@ export function signInRoutes(
           body: z.strictObject({ email }),
           response: { 202: z.object({}), ...errors },
         },
+        // the work starts once the answer has gone: looking the address up, recording a link
+        // and mailing it cost an account a transaction that an unknown address does not, and
+        // the answer's time must not tell them apart (errors are logged, nobody waits on them)
+        onResponse: async (request, reply) => {
+          if (reply.statusCode !== 202) return;
+          try {
+            await requestPasswordReset(ctx, settings, request.body.email);
+          } catch (err) {
+            request.log.warn({ err }, 'password reset request failed');
+          }
+        },
       },
       async (request, reply) => {
         // every request counts, as a failure would: a reset link is no way to probe addresses
@@ -234,23 +245,6 @@ export function signInRoutes(
         return reply.code(202).send({});
       },
     );
-
-    /**
-     * The reset request's work starts once its answer has gone: looking the address up,
-     * recording a link and mailing it cost an account's transaction that an unknown address
-     * does not, and the answer's time must not tell them apart.
-     */
-    app.addHook('onResponse', async (request, reply) => {
-      if (request.routeOptions.url !== '/api/auth/reset-request' || reply.statusCode !== 202) {
-        return;
-      }
-      const { email: address } = request.body as { email: string };
-      try {
-        await requestPasswordReset(ctx, settings, address);
-      } catch (err) {
-        request.log.warn({ err }, 'password reset request failed');
-      }
-    });
 
     app.post(
       '/api/auth/reset',
