@@ -76,6 +76,12 @@ export interface Config {
    */
   authFailures: { max: number; accountMax: number; windowSeconds: number };
   /**
+   * Password reset mails one account's address may be sent an hour
+   * (PASSWORD_RESET_MAILS_PER_HOUR, default 3; 0: no limit); past it a reset request still
+   * answers 202 and sends nothing.
+   */
+  resetMailsPerHour: number;
+  /**
    * Verification messages allowed an hour (VERIFICATION_SENDS_PER_AGENT_HOUR, default 10, for
    * one agent's contact methods; VERIFICATION_SENDS_PER_ADDRESS_HOUR, default 5, to one
    * address); 0: no limit.
@@ -549,6 +555,10 @@ export const envSchema = z.object({
   AUTH_ACCOUNT_FAILURES_MAX: intFrom('AUTH_ACCOUNT_FAILURES_MAX', 1, 1_000_000, 5).meta({
     description:
       'wrong passwords one account may be given per `AUTH_FAILURES_WINDOW_SECONDS`; past it its sign-ins get 429 until the window ends',
+  }),
+  PASSWORD_RESET_MAILS_PER_HOUR: intFrom('PASSWORD_RESET_MAILS_PER_HOUR', 0, 1000, 3).meta({
+    description:
+      "password reset mails one account's address may be sent in an hour (`POST /api/auth/reset-request`), counted in the database; past it a request still answers 202 (as for an unknown address) and sends nothing, so nobody can flood an agent's mailbox. A request while a reset link under 5 minutes old still works sends nothing either. 0: no limit",
   }),
   WRITE_LIMIT_TICKETS: intFrom('WRITE_LIMIT_TICKETS', 0, 1_000_000, 60).meta({
     description:
@@ -1152,6 +1162,7 @@ export function loadConfig(
       accountMax: e.AUTH_ACCOUNT_FAILURES_MAX,
       windowSeconds: e.AUTH_FAILURES_WINDOW_SECONDS,
     },
+    resetMailsPerHour: e.PASSWORD_RESET_MAILS_PER_HOUR,
     verificationLimits: {
       perAgentHour: e.VERIFICATION_SENDS_PER_AGENT_HOUR,
       perAddressHour: e.VERIFICATION_SENDS_PER_ADDRESS_HOUR,

@@ -260,9 +260,15 @@ export async function agentFeedTokenRenew(db: Queryable, agentId: number): Promi
   return (rowCount ?? 0) > 0;
 }
 
-/** The agent's feed secret, or null for no such agent. */
+/**
+ * The agent's feed secret, or null for no such agent or a deactivated one (whose personal
+ * feed is served no more: the URL was theirs, and they have no access left).
+ */
 export async function agentFeedTokenGet(db: Queryable, agentId: number): Promise<string | null> {
-  const { rows } = await db.query('select feed_token from stega.agents where id = $1', [agentId]);
+  const { rows } = await db.query(
+    'select feed_token from stega.agents where id = $1 and deactivated_at is null',
+    [agentId],
+  );
   return (rows[0]?.feed_token as string | undefined) ?? null;
 }
 

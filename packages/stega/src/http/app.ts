@@ -227,6 +227,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     publicUrl,
     mail,
     logger: deps.logger,
+    resetMailsPerHour: deps.config.resetMailsPerHour,
   };
   const throttle = registerAuth(app, ctx, {
     adminToken,

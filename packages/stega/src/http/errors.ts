@@ -5,8 +5,9 @@ import { urlForLog } from '../log.js';
 import { AppError, type Issue, type RetryLater, toAppError } from '../services/errors.js';
 
 /**
- * The one error handler: catalogue errors keep their status, code and issues; request
- * validation failures become 400 naming every failing field; Fastify's own client errors
+ * The one error handler: catalogue errors keep their status, code, issues and Retry-After
+ * (a 503 STEGA_ERR_BUSY included); request validation failures become 400 naming every
+ * failing field; Fastify's own client errors
  * (malformed JSON, wrong content type, body too large) keep their 4xx; everything else is
  * logged with the request's context and answered with a 500 that shows no internals.
  */
@@ -22,8 +23,10 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
     });
   }
   const mapped = toAppError(error);
-  if (mapped instanceof AppError && mapped.status < 500) {
-    if (mapped.status >= 400) request.log.info({ code: mapped.code }, mapped.message);
+  // a catalogue 503 (ServerBusyError) is an answer too, not an internal error
+  if (mapped instanceof AppError && (mapped.status < 500 || mapped.status === 503)) {
+    if (mapped.status >= 500) request.log.warn({ code: mapped.code }, mapped.message);
+    else if (mapped.status >= 400) request.log.info({ code: mapped.code }, mapped.message);
     const retryAfter = (mapped as Partial<RetryLater>).retryAfterSeconds;
     if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
     return reply.code(mapped.status).send({

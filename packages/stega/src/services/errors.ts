@@ -20,6 +20,7 @@ import { StegaDomainError } from '../domain/index.js';
  * | STEGA_ERR_TOO_MANY_CODES     | 429    | too many verification messages for this agent's methods or to this address in the last hour (VERIFICATION_SENDS_PER_*_HOUR); nothing was sent; wait for Retry-After |
  * | STEGA_ERR_SECOND_FACTOR_REQUIRED | 401 | the password is right; the account's TOTP code (or a recovery code) must come with it |
  * | STEGA_ERR_SSO_REFUSED        | 403    | single sign-on refused this person (`reason`); the callback turns it into a redirect |
+ * | STEGA_ERR_BUSY               | 503    | the server has as much password hashing queued as it takes (sign-in, password change, reset, invitation); nothing was done; try again after Retry-After |
  * | STEGA_ERR_TOO_LARGE          | 413    | files past a limit (per message, per ticket); `issues` names the field; nothing was stored |
  */
 
@@ -125,6 +126,20 @@ export class TooManyCodesError extends AppError implements RetryLater {
       'STEGA_ERR_TOO_MANY_CODES',
       429,
       `too many verification messages ${whose === 'agent' ? "for this agent's contact methods" : 'to this address'}: at most ${limit} an hour; try again in ${Math.ceil(retryAfterSeconds / 60)} min`,
+    );
+  }
+}
+
+/**
+ * The work a request needs (hashing a password) is queued as far as it may be: refused at
+ * once rather than queued without end behind a flood. Nothing was done; try again later.
+ */
+export class ServerBusyError extends AppError implements RetryLater {
+  constructor(readonly retryAfterSeconds: number) {
+    super(
+      'STEGA_ERR_BUSY',
+      503,
+      `the server is busy checking passwords; nothing was done: try again in ${retryAfterSeconds} s`,
     );
   }
 }

@@ -12,7 +12,7 @@ export type PageAcknowledgement =
 /**
  * Acknowledges the alert a paged person was reached with (their SMS reply, their keypress,
  * their push action, their Slack button): the delivery must be one of `agentId`'s rule steps,
- * and its alert must have an escalation chain. Ends at THE acknowledgement seam
+ * the agent must be active, and its alert must have an escalation chain. Ends at THE acknowledgement seam
  * (acknowledgeEscalation): the chain stops, every step still scheduled of every person's
  * rules for it is cancelled, the activity says who and how, PagerDuty is mirrored.
  */
@@ -31,6 +31,8 @@ export async function acknowledgeByPage(
   }
   const agent = await agentGet(ctx.pool, agentId);
   if (!agent) return { ok: false, reason: 'unknown agent' };
+  // a deactivated agent acknowledges nothing, by any channel (as their links and tokens)
+  if (agent.deactivated_at !== null) return { ok: false, reason: 'you have been deactivated' };
   const result = await acknowledgeEscalation(
     ctx,
     page.escalation_id,

@@ -1,16 +1,22 @@
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
-import { ValidationError } from './errors.js';
+import { ServerBusyError, ValidationError } from './errors.js';
 
 /**
  * Password hashing with scrypt (Node's own, no native add-on to install). Parameters are
  * OWASP's listed equivalent of N=2^17: N=2^15, r=8, p=3 — 32 MiB per hash, so a burst of
- * sign-ins cannot exhaust memory; at most HASHING_AT_ONCE hashes run together, the others
- * wait. The stored form carries its parameters, so they can be raised without a migration:
+ * sign-ins cannot exhaust memory; at most HASHING_AT_ONCE hashes run together, at most
+ * HASHING_WAITING_MAX others wait (a few seconds' work), and past that a hash is refused at
+ * once with a 503 and Retry-After (ServerBusyError): no flood of requests can queue
+ * unbounded work for every later sign-in to wait behind. The stored form carries its parameters, so they can be raised without a migration:
  * `scrypt$<N>$<r>$<p>$<salt, base64>$<hash, base64>`.
  */
 const PARAMS = { N: 2 ** 15, r: 8, p: 3 } as const;
 const KEY_BYTES = 32;
 const HASHING_AT_ONCE = 2;
+/** Hashes that may wait for a turn (~280 ms each, two at once: under 5 s of waiting). */
+export const HASHING_WAITING_MAX = 32;
+/** What a refused hash's Retry-After says: about the time the full queue takes to drain. */
+const BUSY_RETRY_SECONDS = 5;
 
 /** The shortest password accepted, and the longest (hashing a megabyte is no password). */
 export const PASSWORD_MIN = 12;
@@ -18,10 +24,29 @@ export const PASSWORD_MAX = 200;
 
 let running = 0;
 const waiting: (() => void)[] = [];
+/** Hashes computed and refused so far, in this process. */
+const counts = { hashed: 0, refused: 0 };
+
+/** How much hashing this process has done and refused, and what runs and waits now. */
+export function passwordHashing(): {
+  hashed: number;
+  refused: number;
+  running: number;
+  waiting: number;
+} {
+  return { ...counts, running, waiting: waiting.length };
+}
 
 async function derive(password: string, salt: Buffer, params: ScryptOptions): Promise<Buffer> {
-  if (running >= HASHING_AT_ONCE) await new Promise<void>((go) => waiting.push(go));
+  if (running >= HASHING_AT_ONCE) {
+    if (waiting.length >= HASHING_WAITING_MAX) {
+      counts.refused++;
+      throw new ServerBusyError(BUSY_RETRY_SECONDS);
+    }
+    await new Promise<void>((go) => waiting.push(go));
+  }
   running++;
+  counts.hashed++;
   try {
     const N = params.N ?? PARAMS.N;
     const r = params.r ?? PARAMS.r;

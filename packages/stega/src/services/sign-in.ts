@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Queryable } from '@stega/pgque';
 import { agentFindForSignIn, agentGet, agentPasswordHash, agentSetPassword } from '../db/agents.js';
 import { inTransaction } from '../db/pool.js';
 import {
@@ -12,9 +13,12 @@ import {
 import {
   type SignInLinkKind,
   signInLinkConsume,
+  signInLinkFind,
   signInLinkInsert,
   signInLinkSent,
   signInLinkVoid,
+  signInLinkVoidAll,
+  signInResetLinksRecent,
 } from '../db/sign-in-links.js';
 import type { Logger } from '../log.js';
 import type { Actor, ServiceContext } from './context.js';
@@ -27,7 +31,8 @@ import { tokenHash } from './tokens.js';
  * Signing in with email and password: server-side sessions (the browser holds a random
  * secret in a cookie, the database its hash), one-time links by email for an invitation or a
  * password reset. A password change or reset and a deactivation end every session of the
- * agent at once (their rows are deleted; the next request finds none).
+ * agent at once (their rows are deleted; the next request finds none); setting a password by
+ * any way (change, reset link, invitation link) also voids every other unused link of theirs.
  */
 
 /** One email: what the sign-in links need of a mail sender. */
@@ -44,11 +49,15 @@ export interface SignInSettings {
   publicUrl: string;
   mail: SignInMail;
   logger: Logger;
+  /** Reset mails one account's address may be sent an hour (config.resetMailsPerHour; 0: no limit). */
+  resetMailsPerHour: number;
 }
 
 /** How long an invitation link works, and a reset link. */
 export const INVITATION_HOURS = 7 * 24;
 export const RESET_MINUTES = 60;
+/** A reset link younger than this that still works is not replaced by a new request. */
+export const RESET_RESEND_MINUTES = 5;
 /** A session's last use is written at most this often (one write per minute, not per request). */
 const TOUCH_EVERY_MS = 60_000;
 
@@ -158,6 +167,7 @@ export async function changePassword(
   await inTransaction(ctx.pool, async (tx) => {
     await agentSetPassword(tx, agentId, hash, ctx.now());
     await sessionDeleteByAgent(tx, agentId);
+    await signInLinkVoidAll(tx, agentId, ctx.now());
   });
 }
 
@@ -187,6 +197,7 @@ export async function inviteAgent(
   const now = ctx.now();
   const expiresAt = new Date(now.getTime() + INVITATION_HOURS * 3_600_000);
   const link = await recordLink(ctx, 'invitation', agentId, expiresAt);
+  if (!link) throw new Error('an invitation is always recorded (nothing refuses it)');
   const error = await mailLink(ctx, settings, link.id, {
     to: agent.email,
     subject: 'Your Stega account: set your password',
@@ -205,19 +216,31 @@ export async function inviteAgent(
 
 /**
  * Emails a one-time password reset link to the active agent with this address, if there is
- * one; nothing otherwise. The caller answers the same either way, before the mail leaves (so
- * the answer's time tells nothing either).
+ * one; nothing otherwise. The route answers before calling it (the same answer at the same
+ * time whether the address has an account or not). Sends nothing either when the account's
+ * address had `settings.resetMailsPerHour` reset links in the last hour, or has one younger
+ * than RESET_RESEND_MINUTES that still works (no mail-bombing an agent, no voiding the link
+ * they are about to use). Resolves once the mail went (or did not).
  */
 export async function requestPasswordReset(
   ctx: ServiceContext,
   settings: SignInSettings,
   email: string,
-): Promise<{ sending: Promise<void> }> {
+): Promise<void> {
   const agent = await agentFindForSignIn(ctx.pool, email);
-  if (!agent?.active) return { sending: Promise.resolve() };
-  const expiresAt = new Date(ctx.now().getTime() + RESET_MINUTES * 60_000);
-  const link = await recordLink(ctx, 'reset', agent.id, expiresAt);
-  const sending = mailLink(ctx, settings, link.id, {
+  if (!agent?.active) return;
+  const now = ctx.now();
+  const expiresAt = new Date(now.getTime() + RESET_MINUTES * 60_000);
+  let refused: string | undefined;
+  const link = await recordLink(ctx, 'reset', agent.id, expiresAt, async (tx) => {
+    refused = await resetRefusal(tx, settings, agent.id, now);
+    return refused;
+  });
+  if (!link) {
+    settings.logger.info({ agentId: agent.id }, `no password reset mail: ${refused}`);
+    return;
+  }
+  await mailLink(ctx, settings, link.id, {
     to: agent.email,
     subject: 'Reset your Stega password',
     text: [
@@ -227,8 +250,28 @@ export async function requestPasswordReset(
       '',
       `The link works once, until ${expiresAt.toISOString()}. If you did not ask, ignore this mail: your password stays as it is.`,
     ].join('\n'),
-  }).then(() => undefined);
-  return { sending };
+  });
+}
+
+/** Why no new reset link may go to the agent now (too many this hour, a fresh one works). */
+async function resetRefusal(
+  tx: Queryable,
+  settings: SignInSettings,
+  agentId: number,
+  now: Date,
+): Promise<string | undefined> {
+  const recent = await signInResetLinksRecent(
+    tx,
+    agentId,
+    new Date(now.getTime() - 3_600_000),
+    new Date(now.getTime() - RESET_RESEND_MINUTES * 60_000),
+    now,
+  );
+  if (recent.recentUsable) return 'a reset link sent minutes ago still works';
+  if (settings.resetMailsPerHour > 0 && recent.count >= settings.resetMailsPerHour) {
+    return `${recent.count} reset links went to this address in the last hour`;
+  }
+  return undefined;
 }
 
 /**
@@ -251,34 +294,48 @@ export async function completeLink(
     throw new ValidationError([{ path: 'password', message: 'must not be empty' }]);
   }
   const now = ctx.now();
+  const secretHash = tokenHash(secret);
+  const unusable = () =>
+    new ValidationError([
+      {
+        path: 'token',
+        message: `this ${kind === 'invitation' ? 'invitation' : 'reset'} link is unknown, used or expired: ask for a new one`,
+      },
+    ]);
+  // a read first: a made-up or spent link costs a query, never a password hash
+  const found = await signInLinkFind(ctx.pool, kind, secretHash, now);
+  if (!found) throw unusable();
+  requireGoodPassword(password, found.email, 'password');
   const hash = await passwordHash(password);
   const agentId = await inTransaction(ctx.pool, async (tx) => {
-    const link = await signInLinkConsume(tx, kind, tokenHash(secret), now);
-    if (!link) {
-      throw new ValidationError([
-        {
-          path: 'token',
-          message: `this ${kind === 'invitation' ? 'invitation' : 'reset'} link is unknown, used or expired: ask for a new one`,
-        },
-      ]);
-    }
-    requireGoodPassword(password, link.email, 'password');
+    // the atomic update decides: of two uses at once, one finds the link used
+    const link = await signInLinkConsume(tx, kind, secretHash, now);
+    if (!link) throw unusable();
     await agentSetPassword(tx, link.agent_id, hash, now);
     await sessionDeleteByAgent(tx, link.agent_id);
+    // every other unused link of theirs (a week-long invitation, an older reset) ends too
+    await signInLinkVoidAll(tx, link.agent_id, now);
     return link.agent_id;
   });
   if (await secondFactorRequired(ctx, agentId)) return undefined;
   return startSession(ctx, settings, agentId, replacing);
 }
 
+/**
+ * Records a new link of this kind for the agent, voiding their earlier unused ones, and
+ * commits. `refuse`, run first in the same transaction, may decline (with its reason): then
+ * nothing changes and the answer is undefined.
+ */
 async function recordLink(
   ctx: ServiceContext,
   kind: SignInLinkKind,
   agentId: number,
   expiresAt: Date,
-): Promise<{ id: number; secret: string }> {
+  refuse?: (tx: Queryable) => Promise<string | undefined>,
+): Promise<{ id: number; secret: string } | undefined> {
   const secret = randomSecret();
   const id = await inTransaction(ctx.pool, async (tx) => {
+    if ((await refuse?.(tx)) !== undefined) return undefined;
     await signInLinkVoid(tx, agentId, kind, ctx.now());
     return signInLinkInsert(
       tx,
@@ -286,7 +343,7 @@ async function recordLink(
       ctx.now(),
     );
   });
-  return { id, secret };
+  return id === undefined ? undefined : { id, secret };
 }
 
 /** Sends a link's email (no transaction open) and records the outcome; the error text, or null. */

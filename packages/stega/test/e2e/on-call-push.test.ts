@@ -190,6 +190,24 @@ describe('end to end: web push reaches a paged person, and its Acknowledge actio
     expect((await acknowledge(token)).status).toBe(409);
   });
 
+  it('a push sent before its person was deactivated acknowledges nothing after it (403)', async () => {
+    // before: the signed token still acknowledged the alert as the deactivated agent
+    const dora = await person('Dora');
+    await rules(dora.id, [{ method: 'push', delay_minutes: 0 }]);
+    const { escalationId } = await page('dora', [dora.id]);
+    const pushed = (await eventually(
+      async () => (await decoded(dora.subscription)).find((m) => m.type === 'page'),
+      'the page at the push service',
+      PROCESS_PATIENCE,
+    )) as unknown as PagePayload;
+    const deactivated = await stega.api('POST', `/api/agents/${dora.id}/deactivate`);
+    expect(deactivated.status, JSON.stringify(deactivated.body)).toBe(200);
+    const answer = await acknowledge(pushed.ack_token ?? '');
+    expect(answer.status).toBe(403);
+    expect(await answer.json()).toMatchObject({ message: expect.stringMatching(/deactivated/) });
+    expect((await chainOf(escalationId))?.acknowledged_via).toBeNull();
+  });
+
   it('the push service answers 410: the method is marked gone and the next step goes at once', async () => {
     const bo = await person('Bo');
     await rules(bo.id, [

@@ -171,6 +171,33 @@ describe('end to end: a paged person is reached through their notification rules
     expect(smsLog?.receipts.map((r) => r.status)).toEqual(['queued', 'sent', 'delivered']);
   });
 
+  it('an SMS reply ACK of a person deactivated since the page acknowledges nothing', async () => {
+    // before: the reply acknowledged the alert as the deactivated agent
+    const cleo = await person('Cleo', '+14155550177', { sms: true, voice: false });
+    await rules(cleo.id, [{ method: 'sms', delay_minutes: 0 }]);
+    const { escalationId } = await page('cleo', [cleo.id]);
+    const sms = await eventually(
+      async () => twilio.messages().find((m) => m.to === cleo.phone && /Reply ACK/.test(m.body)),
+      'the SMS step',
+      PROCESS_PATIENCE,
+    );
+    const deactivated = await stega.api('POST', `/api/agents/${cleo.id}/deactivate`);
+    expect(deactivated.status, JSON.stringify(deactivated.body)).toBe(200);
+    const code = /Reply ACK (\d+)/.exec(sms.body)?.[1];
+    const answer = await twilio.reply(
+      `${stegaUrl}/api/twilio/sms`,
+      cleo.phone,
+      FROM,
+      `ack ${code}`,
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.text).toContain('Not acknowledged: you have been deactivated');
+    const chain = await pool.query('select acknowledged_via from stega.escalations where id = $1', [
+      escalationId,
+    ]);
+    expect(chain.rows[0]?.acknowledged_via).toBeNull();
+  });
+
   it('Twilio down: the SMS step is retried, then the next step (email) goes without waiting for its delay', async () => {
     const bo = await person('Bo', '+14155550102', { sms: true, voice: false });
     await rules(bo.id, [

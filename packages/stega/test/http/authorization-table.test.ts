@@ -1269,6 +1269,7 @@ describe('the authorization table', async () => {
           publicUrl: 'http://stega.test',
           mail: { send: async () => {} },
           logger: createLogger('silent', 'test'),
+          resetMailsPerHour: 3,
         },
       },
     );

@@ -259,6 +259,20 @@ describe('on-call schedules over HTTP', async () => {
     );
   });
 
+  it('serves no personal feed of a deactivated agent (404), until they are reactivated', async () => {
+    // before: the signed URL kept serving their shifts after the deactivation
+    const dee = await person('Dee');
+    const own = await t.as(dee.token, { method: 'GET', url: '/api/on-call/feed' });
+    const url = new URL(own.body.url);
+    const fetchFeed = async () =>
+      (await t.app.inject({ method: 'GET', url: `${url.pathname}${url.search}` })).statusCode;
+    expect(await fetchFeed()).toBe(200);
+    await ok('POST', `/api/agents/${dee.id}/deactivate`);
+    expect(await fetchFeed()).toBe(404);
+    await ok('POST', `/api/agents/${dee.id}/reactivate`);
+    expect(await fetchFeed()).toBe(200);
+  });
+
   it('is an escalation target through the API, and cannot be deleted while it is one', async () => {
     const schedule = await ok('POST', '/api/schedules', {
       name: `Target ${unique()}`,

@@ -23,7 +23,7 @@ import {
 } from '../../services/sign-in.js';
 import { actorOf, type SignInThrottle } from '../auth.js';
 import { agentOut } from '../response-schemas.js';
-import { email, errors, idParams } from '../schemas.js';
+import { email, errorSchema, errors, idParams } from '../schemas.js';
 import { clearSessionCookie, sessionCookieOf, setSessionCookie } from '../session-cookie.js';
 import { sessionView, sessionWithCsrfOut } from './session.js';
 
@@ -43,6 +43,9 @@ const passwordSetOut = z.object({
     .literal('totp')
     .describe('sign in with the new password and a code of your authenticator app'),
 });
+
+/** What hashing a password may answer besides: 503 STEGA_ERR_BUSY with Retry-After. */
+const hashing = { ...errors, 503: errorSchema } as const;
 
 /**
  * Password sign-in and its emailed links. Sign-in, the links and the reset request are
@@ -65,6 +68,36 @@ export function signInRoutes(
     return sessionView(ctx, request, session);
   };
 
+  /**
+   * Uses an emailed link: an unknown, used or expired one counts as a failed sign-in of the
+   * client address (and of `link:<address>`, whose budget is an account's), so guessing
+   * links is throttled as guessing passwords is, and checks running at once count too.
+   */
+  const spendLink = (
+    request: FastifyRequest,
+    kind: 'invitation' | 'reset',
+    body: z.infer<typeof linkBody>,
+  ) => {
+    const account = `link:${request.ip}`;
+    return throttle.attempt(request, account, async () => {
+      try {
+        return await completeLink(
+          ctx,
+          settings,
+          kind,
+          body.token,
+          body.password,
+          cookieSecret(request),
+        );
+      } catch (error) {
+        const badLink =
+          error instanceof ValidationError && error.issues.some((issue) => issue.path === 'token');
+        if (badLink) await throttle.fail(request, account);
+        throw error;
+      }
+    });
+  };
+
   return async (app) => {
     app.post(
       '/api/auth/sign-in',
@@ -73,9 +106,9 @@ export function signInRoutes(
         schema: {
           tags: ['auth'],
           summary:
-            'Sign in with email and password (and `code` when the account has a TOTP second factor: without it the answer is 401 STEGA_ERR_SECOND_FACTOR_REQUIRED): sets the session cookie (HttpOnly, SameSite=Lax); the body has the CSRF token for writes. Wrong passwords and wrong codes are throttled per address and per account',
+            'Sign in with email and password (and `code` when the account has a TOTP second factor: without it the answer is 401 STEGA_ERR_SECOND_FACTOR_REQUIRED): sets the session cookie (HttpOnly, SameSite=Lax); the body has the CSRF token for writes. Wrong passwords and wrong codes are throttled per address and per account. 503 STEGA_ERR_BUSY with Retry-After when the server has as many password checks queued as it takes',
           body: z.strictObject({ email, password, code: secondFactorCode.optional() }),
-          response: { 200: sessionWithCsrfOut, ...errors },
+          response: { 200: sessionWithCsrfOut, ...hashing },
         },
       },
       async (request, reply) => {
@@ -129,9 +162,9 @@ export function signInRoutes(
         schema: {
           tags: ['auth'],
           summary:
-            "Change your password: every session of yours ends; this browser's starts anew (new cookie and CSRF token). A wrong current password counts against the sign-in throttle of your account and address (429 with Retry-After past it)",
+            "Change your password: every session of yours ends; this browser's starts anew (new cookie and CSRF token). A wrong current password counts against the sign-in throttle of your account and address (429 with Retry-After past it); every unused invitation or reset link of yours stops working; 503 STEGA_ERR_BUSY with Retry-After when the server has as many password checks queued as it takes",
           body: z.strictObject({ current_password: password, new_password: password }),
-          response: { 200: sessionWithCsrfOut, ...errors },
+          response: { 200: sessionWithCsrfOut, ...hashing },
         },
       },
       async (request, reply) => {
@@ -171,20 +204,13 @@ export function signInRoutes(
         schema: {
           tags: ['auth'],
           summary:
-            'Accept an emailed invitation: set your password (once per link) and sign in; 202 without a session when the account has a second factor (sign in with the password and a code)',
+            'Accept an emailed invitation: set your password (once per link) and sign in; 202 without a session when the account has a second factor (sign in with the password and a code). Every other unused link of yours stops working. An unknown, used or expired link (400 naming `token`) counts as a failed sign-in of this address (429 with Retry-After past the limit); 503 STEGA_ERR_BUSY with Retry-After when the server has as many password hashes queued as it takes',
           body: linkBody,
-          response: { 200: sessionWithCsrfOut, 202: passwordSetOut, ...errors },
+          response: { 200: sessionWithCsrfOut, 202: passwordSetOut, ...hashing },
         },
       },
       async (request, reply) => {
-        const session = await completeLink(
-          ctx,
-          settings,
-          'invitation',
-          request.body.token,
-          request.body.password,
-          cookieSecret(request),
-        );
+        const session = await spendLink(request, 'invitation', request.body);
         if (!session) return reply.code(202).send({ signed_in: false, second_factor: 'totp' });
         return signedIn(request, reply, session);
       },
@@ -197,16 +223,25 @@ export function signInRoutes(
         schema: {
           tags: ['auth'],
           summary:
-            'Ask for a password reset link by email; 202 whether or not the address has an account. Throttled per address',
+            'Ask for a password reset link by email; 202 at once whether or not the address has an account (the link is made and mailed after the answer). Throttled per address; at most PASSWORD_RESET_MAILS_PER_HOUR mails an hour go to one account, and none while its last link, under 5 minutes old, still works (the answer is 202 all the same)',
           body: z.strictObject({ email }),
           response: { 202: z.object({}), ...errors },
+        },
+        // the work starts once the answer has gone: looking the address up, recording a link
+        // and mailing it cost an account a transaction that an unknown address does not, and
+        // the answer's time must not tell them apart (errors are logged, nobody waits on them)
+        onResponse: async (request, reply) => {
+          if (reply.statusCode !== 202) return;
+          try {
+            await requestPasswordReset(ctx, settings, request.body.email);
+          } catch (err) {
+            request.log.warn({ err }, 'password reset request failed');
+          }
         },
       },
       async (request, reply) => {
         // every request counts, as a failure would: a reset link is no way to probe addresses
         await throttle.fail(request, `reset:${request.body.email.toLowerCase()}`);
-        const { sending } = await requestPasswordReset(ctx, settings, request.body.email);
-        sending.catch((err) => request.log.warn({ err }, 'password reset mail failed'));
         return reply.code(202).send({});
       },
     );
@@ -218,20 +253,13 @@ export function signInRoutes(
         schema: {
           tags: ['auth'],
           summary:
-            'Set a new password with an emailed reset link (once per link): every session ends, this browser is signed in; 202 without a session when the account has a second factor (sign in with the new password and a code)',
+            'Set a new password with an emailed reset link (once per link): every session ends, every other unused link of yours stops working, this browser is signed in; 202 without a session when the account has a second factor (sign in with the new password and a code). An unknown, used or expired link (400 naming `token`) counts as a failed sign-in of this address (429 with Retry-After past the limit); 503 STEGA_ERR_BUSY with Retry-After when the server has as many password hashes queued as it takes',
           body: linkBody,
-          response: { 200: sessionWithCsrfOut, 202: passwordSetOut, ...errors },
+          response: { 200: sessionWithCsrfOut, 202: passwordSetOut, ...hashing },
         },
       },
       async (request, reply) => {
-        const session = await completeLink(
-          ctx,
-          settings,
-          'reset',
-          request.body.token,
-          request.body.password,
-          cookieSecret(request),
-        );
+        const session = await spendLink(request, 'reset', request.body);
         if (!session) return reply.code(202).send({ signed_in: false, second_factor: 'totp' });
         return signedIn(request, reply, session);
       },

@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { agentGet } from '../../db/agents.js';
 import { deliveryReceiptInsert, pageDeliveryGet } from '../../db/page-deliveries.js';
 import { pushAckTokenVerify } from '../../delivery/push-ack-token.js';
 import type { WebPushSettings } from '../../delivery/transport/web-push.js';
 import type { ServiceContext } from '../../services/context.js';
-import { ConflictError, UnauthenticatedError } from '../../services/errors.js';
+import { ConflictError, ForbiddenError, UnauthenticatedError } from '../../services/errors.js';
 import { acknowledgeByPage } from '../../services/paging.js';
 import { errors } from '../schemas.js';
 
@@ -53,7 +54,7 @@ export function webPushRoutes(
         schema: {
           tags: ['on-call'],
           summary:
-            "A push notification's Acknowledge action: acknowledges the alert as the person it was sent to (the signed token of the push)",
+            "A push notification's Acknowledge action: acknowledges the alert as the person it was sent to (the signed token of the push); 403 when that person has been deactivated since",
           body: z.strictObject({
             token: z.string().min(1).max(400).describe('the `ack_token` of the push payload'),
           }),
@@ -67,6 +68,10 @@ export function webPushRoutes(
         const page = await pageDeliveryGet(ctx.pool, deliveryId);
         if (!page || page.channel !== 'push' || page.page_agent_id !== agentId) {
           throw new UnauthenticatedError('this token names no push sent to you');
+        }
+        // a push sent before a deactivation acknowledges nothing after it
+        if ((await agentGet(ctx.pool, agentId))?.deactivated_at !== null) {
+          throw new ForbiddenError('the person this push was sent to has been deactivated');
         }
         const first = await deliveryReceiptInsert(ctx.pool, {
           deliveryId,
