@@ -345,11 +345,16 @@ export async function createOverride(
   actor: Actor,
 ) {
   if (input.ends_at.getTime() <= input.starts_at.getTime()) {
-    throw new ValidationError([{ path: 'ends_at', message: 'must be after starts_at' }]);
+    throw new ValidationError([
+      { path: 'ends_at', message: 'must be after the start (starts_at)' },
+    ]);
   }
   if (input.ends_at.getTime() - input.starts_at.getTime() > MAX_SHIFT_RANGE_DAYS * DAY) {
     throw new ValidationError([
-      { path: 'ends_at', message: `must be at most ${MAX_SHIFT_RANGE_DAYS} days after starts_at` },
+      {
+        path: 'ends_at',
+        message: `must be at most ${MAX_SHIFT_RANGE_DAYS} days after the start (starts_at)`,
+      },
     ]);
   }
   return inTransaction(ctx.pool, async (tx) => {

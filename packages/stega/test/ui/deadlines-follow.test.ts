@@ -69,8 +69,9 @@ describe('deadlines that follow edits, in a browser', async () => {
     const warnings = page.getByLabel('Warnings before the breach (% of the target)');
     await warnings.fill('50, 120');
     await page.getByRole('button', { name: 'Save policy' }).click();
-    // the API's 400 names the field
+    // the API's 400 names the field, said in the field's unit (per cent, not shares)
     await expect.poll(() => warnings.getAttribute('aria-invalid')).toBe('true');
+    await page.locator('.field-error', { hasText: 'must be below 100 %' }).first().waitFor();
     await warnings.fill('50, 80');
     await page.getByLabel('First response target (business minutes)').fill('120');
     expect(

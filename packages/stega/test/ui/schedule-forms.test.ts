@@ -107,7 +107,15 @@ describe('on-call schedule forms in a browser', async () => {
   it('adds an override through its form: the week view and "on call now" show who covers', async () => {
     const form = page.getByRole('form', { name: 'New override' });
     const now = Date.now();
+    const summary = page.getByRole('region', { name: /Overrides/ }).locator('.error-summary');
+    // nobody chosen, and an end before the start: said with the form's own words
+    await form.getByLabel('From').fill(localInput(now + HOUR));
+    await form.getByLabel('Until').fill(localInput(now - HOUR));
+    await form.getByRole('button', { name: 'Add override' }).click();
+    await expect.poll(() => summary.textContent()).toContain('Who covers: choose who covers');
     await form.getByLabel('Who covers').selectOption({ label: 'Lia Backup' });
+    await form.getByRole('button', { name: 'Add override' }).click();
+    await expect.poll(() => summary.textContent()).toContain('Until: must be after the start');
     await form.getByLabel('From').fill(localInput(now - HOUR));
     await form.getByLabel('Until').fill(localInput(now + 2 * HOUR));
     await form.getByRole('button', { name: 'Add override' }).click();

@@ -83,7 +83,11 @@ const rangeQuery = z.strictObject({
   to: instant.optional().describe('end (exclusive); default: from + 7 days; at most 400 days'),
 });
 const overrideBody = z.strictObject({
-  agent_id: id,
+  agent_id: z
+    .number({ error: 'choose who covers (an agent)' })
+    .int({ error: 'choose who covers (an agent)' })
+    .positive({ error: 'choose who covers (an agent)' })
+    .max(Number.MAX_SAFE_INTEGER),
   starts_at: instant,
   ends_at: instant.describe('exclusive; after starts_at, at most 400 days later'),
 });

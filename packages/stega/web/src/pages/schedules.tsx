@@ -246,6 +246,7 @@ function Overrides({ schedule }: { schedule: Schedule }) {
     <Section id="overrides" title="Overrides (the next 60 days)">
       <SaveFeedback
         save={save}
+        idPrefix="override"
         knownPaths={(p) => ['agent_id', 'starts_at', 'ends_at'].includes(p)}
       />
       <LoadState
