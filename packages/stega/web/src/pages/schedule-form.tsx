@@ -260,7 +260,6 @@ function LayerFields({ onRemove, ...props }: LayerProps & { onRemove: (() => voi
 
 /** The rotation: who takes the shifts, in order; moved up and down, added, removed. */
 function Participants({ index, layer, agents, idPrefix, issues, onChange }: LayerProps) {
-  const [adding, setAdding] = useState('');
   const n = index + 1;
   const path = `layers[${index}].participant_ids`;
   const nameOf = (id: number) => agents.find((a) => a.id === id)?.name ?? `agent ${id}`;
@@ -310,28 +309,19 @@ function Participants({ index, layer, agents, idPrefix, issues, onChange }: Laye
           ))}
         </ol>
       )}
-      <div className="row">
-        <SelectField
-          path={path}
-          idPrefix={idPrefix}
-          label={`Add to layer ${n}`}
-          issues={message ? [{ path, message }] : []}
-          value={adding}
-          onChange={setAdding}
-          choices={choicesOf(agents, [{ value: '', label: 'Choose an agent' }])}
-        />
-        <button
-          type="button"
-          className="secondary small"
-          disabled={adding === ''}
-          onClick={() => {
-            onChange({ participants: [...list, Number(adding)] });
-            setAdding('');
-          }}
-        >
-          Add to the rotation
-        </button>
-      </div>
+      <SelectField
+        path={path}
+        idPrefix={idPrefix}
+        label={`Add to layer ${n}`}
+        hint="Choosing an agent adds them at the end of the rotation."
+        issues={message ? [{ path, message }] : []}
+        value=""
+        onChange={(picked) => {
+          // picking is adding: a pick left waiting for a button was lost at save
+          if (picked !== '') onChange({ participants: [...list, Number(picked)] });
+        }}
+        choices={choicesOf(agents, [{ value: '', label: 'Choose an agent' }])}
+      />
     </div>
   );
 }
