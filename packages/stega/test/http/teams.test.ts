@@ -282,4 +282,27 @@ describe('teams through the HTTP API', async () => {
       { recipient: 'team', agentId: null },
     ]);
   });
+
+  it('says every mistake of an agent or a team at once, the time zone with the rest', async () => {
+    const agent = await t.admin({
+      method: 'POST',
+      url: '/api/agents',
+      payload: { name: 'Zed', email: 'not an address', time_zone: 'Lisbon' },
+    });
+    expect(agent.status).toBe(400);
+    expect(agent.body.issues.map((i: { path: string }) => i.path).sort()).toEqual([
+      'email',
+      'time_zone',
+    ]);
+    const team = await t.admin({
+      method: 'POST',
+      url: '/api/teams',
+      payload: { name: '', time_zone: 'Lisbon' },
+    });
+    expect(team.status).toBe(400);
+    expect(team.body.issues.map((i: { path: string }) => i.path).sort()).toEqual([
+      'name',
+      'time_zone',
+    ]);
+  });
 });

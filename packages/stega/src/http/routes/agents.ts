@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { timeZoneSchema } from '../../domain/index.js';
 import {
   createAgent,
   deactivateAgent,
@@ -12,9 +13,8 @@ import type { ServiceContext } from '../../services/context.js';
 import { agentOut, itemsOf } from '../response-schemas.js';
 import { email, errors, idParams, queryBoolean, text } from '../schemas.js';
 
-const timeZone = z
-  .string()
-  .max(100)
+// checked with the other fields, so every mistake of a form is said at once
+const timeZone = timeZoneSchema
   .nullable()
   .describe("IANA zone, e.g. Europe/Lisbon; null: the first team's zone, else STEGA_TIME_ZONE");
 const role = z

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { timeZoneSchema } from '../../domain/index.js';
 import type { ServiceContext } from '../../services/context.js';
 import {
   addTeamMember,
@@ -17,9 +18,8 @@ import { errors, idParams, text } from '../schemas.js';
 const agentId = z.number().int().positive();
 const teamFields = {
   name: text(200),
-  time_zone: z
-    .string()
-    .max(100)
+  // checked with the other fields, so every mistake of a form is said at once
+  time_zone: timeZoneSchema
     .nullable()
     .describe('IANA zone of members without their own, e.g. Europe/Lisbon; null: STEGA_TIME_ZONE'),
   member_ids: z.array(agentId).max(1000).describe('agent ids; replaces the members'),
