@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { PAGERDUTY_EVENTS_URL } from './delivery/channels/pagerduty.js';
 import { type DkimSigning, dkimSigningLoad } from './delivery/transport/dkim.js';
@@ -230,6 +231,13 @@ export interface Config {
    * (STEGA_PUBLIC_URL, e.g. https://help.example.com; default http://localhost:PORT).
    */
   publicUrl: string | undefined;
+  /**
+   * Which proxies in front of the web process are believed about the client's address
+   * (TRUST_PROXY: unset or `false` none, the TCP peer is the client; `true` all; a hop count;
+   * or comma-separated addresses and CIDRs), as Fastify's `trustProxy`. The per-address
+   * sign-in throttle keys on the address it yields.
+   */
+  trustProxy: boolean | number | string[];
   /** Events per page of the cooperative split for sla_breach_dispatcher (COOP_PAGE_SIZE, default 50; 0 = whole windows). */
   coopPageSize: number;
   /** Subconsumer name of this process (SUBCONSUMER_NAME, default `${hostname}-${pid}`). */
@@ -392,6 +400,36 @@ const urlFrom = (name: string, protocols: string[]) =>
       }
     })
     .meta({ type: `${protocols.map((p) => `${p}//`).join(' or ')} URL` });
+
+const trustProxy = z
+  .string()
+  .optional()
+  .transform((raw, ctx): boolean | number | string[] => {
+    const value = (raw ?? '').trim();
+    if (value === '' || value === 'false') return false;
+    if (value === 'true') return true;
+    if (/^\d+$/.test(value)) return Number(value) === 0 ? false : Number(value);
+    const entries = value.split(',').map((entry) => entry.trim());
+    const bad = entries.find((entry) => !ipaddr.isValid(entry) && !isCidr(entry));
+    if (bad !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `TRUST_PROXY must be true, false, a hop count or comma-separated addresses and CIDRs; ${JSON.stringify(bad)} is none of them`,
+      });
+      return z.NEVER;
+    }
+    return entries;
+  })
+  .meta({ type: '`true`, `false`, a hop count, or comma-separated addresses and CIDRs' });
+
+function isCidr(entry: string): boolean {
+  try {
+    ipaddr.parseCIDR(entry);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const networks = z
   .string()
@@ -897,6 +935,11 @@ export const envSchema = z.object({
     description:
       "the web UI's address as readers reach it, for the ticket and acknowledge links in emails, webhooks and chat messages",
   }),
+  TRUST_PROXY: trustProxy.meta({
+    default: '`false`',
+    description:
+      "which proxies in front of the web process to believe about the client's address (`X-Forwarded-For`, and `X-Forwarded-Proto`/`-Host`): `true` any, a hop count (`1`: the nearest one), or comma-separated addresses and CIDRs (`10.0.0.0/8,127.0.0.1`), as Fastify's `trustProxy`. Unset, the TCP peer is the client, and behind an ingress or load balancer every client shares the proxy's address in the per-address sign-in throttle: set it there (see [Operations](operations.md)), never where clients reach the process directly, since they could then name any address",
+  }),
   SUBCONSUMER_NAME: z
     .string()
     .optional()
@@ -1206,6 +1249,7 @@ export function loadConfig(
     feedSecret: e.STEGA_FEED_SECRET || undefined,
     ackLinkHours: e.STEGA_ACK_LINK_HOURS,
     publicUrl: e.STEGA_PUBLIC_URL?.replace(/\/+$/, ''),
+    trustProxy: e.TRUST_PROXY,
     coopPageSize: e.COOP_PAGE_SIZE,
     subconsumerName: e.SUBCONSUMER_NAME || defaultSubconsumerName(),
     healthFile: e.STEGA_HEALTH_FILE?.trim()

@@ -85,6 +85,20 @@ export interface AppDeps {
   mailOut?: MailOutlet;
 }
 
+/** Strict-Transport-Security of every answer when STEGA_PUBLIC_URL is https. */
+export const HSTS = 'max-age=31536000';
+
+/**
+ * TRUST_PROXY as Fastify takes it. A hop count becomes proxy-addr's own rule (the nearest
+ * `hops` addresses are proxies): this Fastify trusts no one for a bare number.
+ */
+function trustProxyOf(
+  trust: Config['trustProxy'],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust !== 'number') return trust;
+  return (_address, hop) => hop < trust;
+}
+
 /** A request that takes this long is logged at warn (others at debug). */
 export const SLOW_REQUEST_MS = 1000;
 
@@ -142,7 +156,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new RequestLog(),
+    // request.ip (the sign-in throttle's key) is the client's, not the ingress's, only when
+    // the proxies in front are named (TRUST_PROXY)
+    trustProxy: trustProxyOf(deps.config.trustProxy),
   });
+  // served over https: browsers are told to keep to it for a year (every answer, errors and
+  // raw streams included; not subdomains, which Stega does not know)
+  if (deps.config.publicUrl?.startsWith('https:')) {
+    app.addHook('onRequest', (_request, reply, done) => {
+      reply.raw.setHeader('strict-transport-security', HSTS);
+      done();
+    });
+  }
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(handleError);

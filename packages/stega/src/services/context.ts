@@ -39,7 +39,16 @@ export interface ServiceContext {
    * SEARCH_TIMEOUT_MS.
    */
   searchTimeoutMs?: number;
+  /**
+   * How long an SLA achievement figure or its list of misses may run before PostgreSQL
+   * cancels it, ms (a `statement_timeout` of its own transaction); the caller gets a 400 on
+   * `start`. Absent: REPORT_TIMEOUT_MS.
+   */
+  reportTimeoutMs?: number;
 }
+
+/** The default time an SLA achievement query may take, ms: far above a year's on a busy desk. */
+export const REPORT_TIMEOUT_MS = 10_000;
 
 /** The default time a ticket search may take, ms: far above a healthy search (≤ 20 ms). */
 export const SEARCH_TIMEOUT_MS = 5_000;

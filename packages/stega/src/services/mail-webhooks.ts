@@ -16,6 +16,24 @@ export interface MailgunInbound {
 }
 
 /**
+ * The mailbox `mailboxId` if it takes Mailgun posts (enabled, its webhook Mailgun's, a signing
+ * key set), with its key. The route asks before it reads a post's body, so that a post for
+ * no such mailbox costs one lookup, not the parsing of a form.
+ * @throws NotFoundError (the same answer whichever of these is missing)
+ */
+export async function mailgunMailbox(
+  ctx: ServiceContext,
+  mailboxId: number,
+): Promise<{ mailbox: MailboxRow; key: string }> {
+  const mailbox: MailboxRow | undefined = await mailboxGet(ctx.pool, mailboxId);
+  const key = (await mailboxSecrets(ctx.pool, mailboxId))?.webhook;
+  if (!mailbox?.enabled || mailbox.webhook?.provider !== 'mailgun' || !key) {
+    throw new NotFoundError('mailbox taking Mailgun posts', mailboxId);
+  }
+  return { mailbox, key };
+}
+
+/**
  * Takes in a message Mailgun posts for a mailbox whose webhook is Mailgun's: the signature
  * checked under the mailbox's signing key, then the MIME source through the one intake
  * (stored raw, a receipt and a mail.received event in one transaction) before the answer.
@@ -31,11 +49,7 @@ export async function mailgunInbound(
   post: MailgunInbound,
   maxMessageBytes: number,
 ): Promise<IntakeResult> {
-  const mailbox: MailboxRow | undefined = await mailboxGet(ctx.pool, mailboxId);
-  const key = (await mailboxSecrets(ctx.pool, mailboxId))?.webhook;
-  if (!mailbox?.enabled || mailbox.webhook?.provider !== 'mailgun' || !key) {
-    throw new NotFoundError('mailbox taking Mailgun posts', mailboxId);
-  }
+  const { mailbox, key } = await mailgunMailbox(ctx, mailboxId);
   const problem = mailgunSignatureProblem(key, post, ctx.now());
   if (problem) throw new UnauthenticatedError(`Mailgun signature refused: ${problem}`);
   const mime = post['body-mime'];

@@ -107,6 +107,21 @@ describe('configuration from the environment', () => {
     );
   });
 
+  it('reads TRUST_PROXY as Fastify takes it: false unless set, true, a hop count, or addresses', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,fd00::/8' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      '127.0.0.1',
+      'fd00::/8',
+    ]);
+    expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/8,ingress' })).toThrow(
+      /TRUST_PROXY must be true, false, a hop count or comma-separated addresses and CIDRs; "ingress"/,
+    );
+  });
+
   it('rejects a bad report address', () => {
     expect(() => loadConfig({ REPORT_EMAILS: 'ok@x.test, not-an-address' })).toThrow(
       /REPORT_EMAILS has an invalid address: "not-an-address"/,

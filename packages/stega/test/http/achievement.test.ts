@@ -182,6 +182,32 @@ describe('SLA achievement', async () => {
     expect(bad.status).toBe(400);
   });
 
+  it('refuses a period longer than 400 days, naming start, on both routes', async () => {
+    const ask = (path: string, start: string, end: string) =>
+      t.admin({
+        method: 'GET',
+        url: `${path}?start=${encodeURIComponent(start)}&end=${encodeURIComponent(end)}`,
+      });
+    for (const path of ['/api/sla-achievement', '/api/sla-achievement/misses']) {
+      const all = await ask(path, '1970-01-01T00:00:00Z', '2999-01-01T00:00:00Z');
+      expect(all.status, path).toBe(400);
+      expect(all.body.issues, path).toEqual([
+        { path: 'start', message: expect.stringMatching(/at most 400 days before end/) },
+      ]);
+      const over = await ask(path, '2025-01-01T00:00:00Z', '2026-02-05T00:00:01Z');
+      expect(over.status, path).toBe(400);
+      // 400 days exactly is answered
+      expect((await ask(path, '2025-01-01T00:00:00Z', '2026-02-05T00:00:00Z')).status).toBe(200);
+    }
+    // an open start runs to now: a start long ago is refused the same way
+    const open = await t.admin({
+      method: 'GET',
+      url: '/api/sla-achievement?start=2000-01-01T00:00:00Z',
+    });
+    expect(open.status).toBe(400);
+    expect(open.body.issues[0].path).toBe('start');
+  });
+
   it('puts the same figures in the weekly report', async () => {
     const data = await reportFiguresCompute(t.pool, {
       start: at(0),

@@ -59,3 +59,46 @@ describe('failed sign-ins are throttled per client address', async () => {
     expect(Object.keys(doc.paths['/api/session'].get.responses)).toContain('429');
   });
 });
+
+describe('behind a proxy, the throttle keys on the client TRUST_PROXY names', async () => {
+  const failures = { AUTH_FAILURES_MAX: '3', AUTH_FAILURES_WINDOW_SECONDS: '3600' };
+  const PROXY = '10.1.2.3';
+  const through =
+    (app: Awaited<ReturnType<typeof startTestApp>>['app']) =>
+    (forwardedFor: string, token: string, remoteAddress = PROXY) =>
+      app
+        .inject({
+          method: 'GET',
+          url: '/api/session',
+          remoteAddress,
+          headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': forwardedFor },
+        })
+        .then((r) => r.statusCode);
+
+  it('keys each forwarded client apart when the proxy is named (addresses or a hop count)', async () => {
+    for (const trust of ['10.0.0.0/8', '1']) {
+      const t = await startTestApp(undefined, undefined, { ...failures, TRUST_PROXY: trust });
+      const from = through(t.app);
+      for (let i = 0; i < 3; i++) expect(await from('203.0.113.5', 'wrong'), trust).toBe(401);
+      expect(await from('203.0.113.5', 'wrong'), trust).toBe(429);
+      // another client behind the same proxy is its own key
+      expect(await from('203.0.113.6', ADMIN_TOKEN), trust).toBe(200);
+    }
+  });
+
+  it('believes no X-Forwarded-For from a peer it was not told to trust', async () => {
+    const t = await startTestApp(undefined, undefined, { ...failures, TRUST_PROXY: '10.0.0.0/8' });
+    const from = through(t.app);
+    const stranger = '198.51.100.50';
+    for (let i = 0; i < 3; i++) expect(await from(`203.0.113.${i}`, 'wrong', stranger)).toBe(401);
+    // the forged addresses changed nothing: the stranger's own address is limited
+    expect(await from('203.0.113.98', 'wrong', stranger)).toBe(429);
+    expect(await from('203.0.113.99', ADMIN_TOKEN, stranger)).toBe(429);
+    // unset, nobody is believed: everyone behind the proxy is the proxy
+    const plain = await startTestApp(undefined, undefined, failures);
+    const fromPlain = through(plain.app);
+    for (let i = 0; i < 3; i++) expect(await fromPlain(`203.0.113.${i}`, 'wrong')).toBe(401);
+    expect(await fromPlain('203.0.113.98', 'wrong')).toBe(429);
+    expect(await fromPlain('203.0.113.99', ADMIN_TOKEN)).toBe(429);
+  });
+});

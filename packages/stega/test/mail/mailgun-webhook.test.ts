@@ -1,6 +1,8 @@
 import { createHmac } from 'node:crypto';
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../../../test-support/eventually.js';
+import { MAILGUN_FORM_FIELDS, MAILGUN_IN_FLIGHT } from '../../src/http/routes/mail-webhooks.js';
 import { createLogger } from '../../src/log.js';
 import { MAILGUN_TOKEN_KEEP_MS } from '../../src/mail/mailgun.js';
 import { startRawJanitor } from '../../src/mail/raw-janitor.js';
@@ -124,5 +126,97 @@ describe('the Mailgun inbound webhook', async () => {
     } finally {
       await janitor.stop();
     }
+  });
+
+  /** A post whose body is still arriving (until `end` is called). */
+  const slowPost = (id: number) => {
+    const body = new PassThrough();
+    body.write('timestamp=1&');
+    const answer = s.app.inject({
+      method: 'POST',
+      url: `/api/mail/inbound/mailgun/${id}/mime`,
+      headers: { 'content-type': URLENCODED },
+      payload: body,
+    });
+    // its first bytes are read once the post is let in (and its body is being read)
+    const reading = () => body.readableLength === 0;
+    return { answer, reading, end: () => body.end('token=x') };
+  };
+  const raw = (payload: string | Buffer, type: string, id = mailbox.id) =>
+    s.app
+      .inject({
+        method: 'POST',
+        url: `/api/mail/inbound/mailgun/${id}/mime`,
+        headers: { 'content-type': type },
+        payload,
+      })
+      .then((r) => ({ status: r.statusCode, headers: r.headers, body: JSON.parse(r.body) }));
+  const URLENCODED = 'application/x-www-form-urlencoded';
+
+  it('answers a post for no mailbox taking Mailgun posts with 404 before reading its body', async () => {
+    for (const id of [mailbox.id + 100_000, s.mailbox.id]) {
+      const post = slowPost(id);
+      const answer = await post.answer; // the body never ended
+      post.end();
+      expect(answer.statusCode).toBe(404);
+      expect(JSON.parse(answer.body)).toEqual({
+        error: 'Not Found',
+        code: 'STEGA_ERR_NOT_FOUND',
+        message: `mailbox taking Mailgun posts ${id} not found`,
+      });
+    }
+  });
+
+  it('refuses a form of too many fields, a long field name and an oversized field, unparsed', async () => {
+    // a post of a million empty fields: refused at the first one past the bound
+    const many = await raw('a=&'.repeat(1_000_000), URLENCODED);
+    expect(many.status).toBe(413);
+    expect(many.body.code).toBe('STEGA_ERR_TOO_LARGE');
+    expect(many.body.message).toMatch(`more than ${MAILGUN_FORM_FIELDS} fields`);
+    const form = new FormData();
+    for (let n = 0; n <= MAILGUN_FORM_FIELDS; n++) form.append(`f${n}`, 'x');
+    const request = new Request('http://x/', { method: 'POST', body: form });
+    const multipart = await raw(
+      Buffer.from(await request.arrayBuffer()),
+      request.headers.get('content-type') ?? '',
+    );
+    expect(multipart.status).toBe(413);
+    expect(multipart.body.code).toBe('STEGA_ERR_TOO_LARGE');
+    // a signed post of exactly the bound is read (and refused for its missing MIME only)
+    const { 'body-mime': _gone, ...fields } = signed('');
+    const filler = Object.fromEntries(
+      Array.from({ length: MAILGUN_FORM_FIELDS - Object.keys(fields).length }, (_, n) => [
+        `f${n}`,
+        'x',
+      ]),
+    );
+    const atBound = await post({ ...fields, ...filler });
+    expect(atBound.status).toBe(400);
+    expect(atBound.body.issues[0].path).toBe('body-mime');
+
+    const longName = await raw(`${'n'.repeat(101)}=1`, URLENCODED);
+    expect(longName.status).toBe(400);
+    expect(longName.body.message).toMatch(/field name longer than 100 bytes/);
+    const bigField = await raw(`subject=${'s'.repeat(1024 * 1024 + 1)}`, URLENCODED);
+    expect(bigField.status).toBe(413);
+    expect(bigField.body.issues).toEqual([{ path: 'subject', message: expect.any(String) }]);
+    const max = s.config.inbound.maxMessageBytes;
+    const bigMime = await raw(`body-mime=${'m'.repeat(max + 1)}`, URLENCODED);
+    expect(bigMime.status).toBe(413);
+    expect(bigMime.body.code).toBe('STEGA_ERR_MAIL_TOO_LARGE');
+  });
+
+  it(`takes at most ${MAILGUN_IN_FLIGHT} posts in at once; past them 503 with Retry-After`, async () => {
+    const slow = Array.from({ length: MAILGUN_IN_FLIGHT }, () => slowPost(mailbox.id));
+    await eventually(() => slow.every((post) => post.reading()), 'the slow posts let in');
+    const busy = await raw('timestamp=1', URLENCODED);
+    expect(busy.status).toBe(503);
+    expect(busy.headers['retry-after']).toMatch(/^\d+$/);
+    expect(busy.body.code).toBe('STEGA_ERR_BUSY');
+    for (const post of slow) post.end();
+    // the unsigned posts, once whole, are refused for their signature, and free their places
+    for (const post of slow) expect((await post.answer).statusCode).toBe(401);
+    const mime = rawMail({ messageId: 'mailgun-after-busy@customer.test', to: 'hello@acme.test' });
+    expect(await post(signed(mime))).toEqual({ status: 200, body: { received: 1, duplicates: 0 } });
   });
 });

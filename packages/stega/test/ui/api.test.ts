@@ -240,8 +240,22 @@ describe('serving the built web UI', async () => {
     logger,
     webRoot: path.join(root, 'nothing-here'),
   });
+  const https = await buildApp({
+    pool: t.pool,
+    config: loadConfig(
+      {
+        STEGA_ADMIN_TOKEN: ADMIN_TOKEN,
+        LOG_LEVEL: 'silent',
+        STEGA_DATA_DIR: os.tmpdir(),
+        STEGA_PUBLIC_URL: 'https://help.example.test',
+      },
+      os.tmpdir(),
+    ),
+    logger,
+    webRoot: root,
+  });
   afterAll(async () => {
-    await Promise.all([app.close(), unbuilt.close()]);
+    await Promise.all([app.close(), unbuilt.close(), https.close()]);
     rmSync(root, { recursive: true, force: true });
   });
 
@@ -280,6 +294,19 @@ describe('serving the built web UI', async () => {
     // the API keeps its own routes and auth
     expect((await app.inject({ method: 'GET', url: '/api/tickets' })).statusCode).toBe(401);
     expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+  });
+
+  it('sends Strict-Transport-Security on every answer when the public URL is https, not over http', async () => {
+    const urls = ['/', '/assets/index-abc123.js', '/assets/missing.js', '/api/tickets', '/healthz'];
+    for (const url of urls) {
+      const response = await https.inject({ method: 'GET', url });
+      expect(response.headers['strict-transport-security'], url).toBe('max-age=31536000');
+      const plain = await app.inject({ method: 'GET', url });
+      expect(plain.headers['strict-transport-security'], url).toBeUndefined();
+    }
+    const signIn = await https.inject({ method: 'POST', url: '/api/auth/sign-in', payload: {} });
+    expect(signIn.statusCode).toBe(400);
+    expect(signIn.headers['strict-transport-security']).toBe('max-age=31536000');
   });
 
   it('says how to build the UI when it is not built', async () => {

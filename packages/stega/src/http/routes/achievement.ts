@@ -12,7 +12,9 @@ const instant = z.iso
   .transform((value) => new Date(value));
 
 const filterQuery = {
-  start: instant.optional().describe('period start (inclusive); default: end minus 7 days'),
+  start: instant
+    .optional()
+    .describe('period start (inclusive), at most 400 days before end; default: end minus 7 days'),
   end: instant.optional().describe('period end (exclusive); default: now'),
   kind: z.enum(['first_response', 'resolution', 'next_reply']).optional(),
   priority: prioritySchema.optional(),
@@ -57,7 +59,7 @@ export function achievementRoutes(ctx: ServiceContext): FastifyPluginAsyncZod {
         schema: {
           tags: ['reports'],
           summary:
-            'Share of SLA targets met in a period, overall and per metric, priority, team and requester organisation',
+            'Share of SLA targets met in a period (at most 400 days), overall and per metric, priority, team and requester organisation; a count that takes longer than 10 s is cancelled and answered 400 on start',
           querystring: z.strictObject(filterQuery),
           response: { 200: achievementOut, ...errors },
         },

@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
+import { periodProblem } from '../achievement-period.js';
 import { query, serverNow } from '../api.js';
 import { BarChart } from '../components/charts.js';
 import { DataTable } from '../components/data-table.js';
@@ -68,16 +69,16 @@ export function AchievementSection() {
   const [by, setBy] = useState<Breakdown>('metric');
   const [shown, setShown] = useState<Group | 'all' | undefined>();
   const period = { start: `${from}T00:00:00Z`, end: `${to}T00:00:00Z` };
-  const valid = from !== '' && to !== '' && from < to;
+  const problem = periodProblem(from, to);
+  const valid = problem === undefined;
   const achievement = useQuery({
     ...pathQuery<Achievement>(keys.achievement, `/api/sla-achievement${query(period)}`),
     enabled: valid,
     refetchInterval: 30_000,
   });
-  const periodError = valid
-    ? undefined
-    : new Error('Choose a period whose end is after its start.');
-  const a = achievement.data;
+  const periodError = problem === undefined ? undefined : new Error(problem);
+  // never a figure (nor its misses) for a period the server would refuse
+  const a = valid ? achievement.data : undefined;
   const groups = a ? groupsOf(a, by) : [];
   return (
     <Section id="achievement" title="SLA achievement">
@@ -197,7 +198,7 @@ export function AchievementSection() {
               },
             ]}
           />
-          {shown ? (
+          {shown && valid ? (
             <Misses
               period={period}
               filter={shown === 'all' ? {} : shown.filter}
