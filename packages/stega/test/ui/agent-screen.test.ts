@@ -264,6 +264,14 @@ describe('the agent screen in a browser', async () => {
     await comment.getByRole('list', { name: 'Attached files' }).waitFor();
     expect(await comment.textContent()).toContain('notes.txt');
     expect(await page.getByRole('list', { name: 'Files to attach' }).count()).toBe(0);
+    // an internal note says so where it stands in the thread, apart from replies
+    await page.getByLabel('Add a comment').fill('The customer is on the old firmware.');
+    await page.getByText('Public reply (visible to the requester)').click();
+    await page.getByRole('button', { name: 'Add comment' }).click();
+    const note = page.locator('.comments li.note', { hasText: 'old firmware' });
+    await note.waitFor();
+    expect(await note.locator('.note-tag').textContent()).toBe('Internal note (agents only)');
+    expect(await comment.evaluate((li) => li.className)).toBe('reply');
   });
 
   it("shows the error next to the name when a policy's name is cleared, and saves the assignee email", async () => {

@@ -5,7 +5,7 @@ import { choicesOf, SelectField, TextField } from '../components/form-fields.js'
 import { LoadState, Section, TableRegion } from '../components/layout.js';
 import { SaveFeedback } from '../components/save-feedback.js';
 import { agentsQuery, getQuery, keys, pathQuery, teamsQuery } from '../data/queries.js';
-import { formatDateTime } from '../format.js';
+import { formatDate, formatDateTime } from '../format.js';
 import { useSave } from '../hooks/use-save.js';
 import { useTitle } from '../hooks/use-title.js';
 import type { Schedule, ScheduleOverride, Shift, TeamOnCall } from '../types.js';
@@ -150,7 +150,7 @@ function ScheduleWeek({ schedule }: { schedule: Schedule }) {
   return (
     <Section
       id="week"
-      title={`Week of ${formatDateTime(from)}`}
+      title={`Week of ${formatDate(from)}`}
       actions={
         <>
           <button

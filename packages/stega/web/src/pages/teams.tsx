@@ -181,6 +181,11 @@ function TeamForm({
           path="lead_agent_id"
           idPrefix={prefix}
           label="Team lead"
+          hint={
+            members.length === 0
+              ? 'Tick the members below first: the lead is one of them.'
+              : 'One of the members ticked below.'
+          }
           issues={save.issues}
           value={lead}
           onChange={setLead}

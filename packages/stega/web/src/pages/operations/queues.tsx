@@ -53,9 +53,12 @@ export function QueueSection({ queue }: { queue: Queue }) {
                 </td>
               </tr>
             ) : null}
-            {queue.consumers.map((c) => (
-              <ConsumerRows key={c.name} consumer={c} />
-            ))}
+            {/* slots' consumers in their numbers' order: #2 before #10 */}
+            {[...queue.consumers]
+              .sort((a, b) => a.name.localeCompare(b.name, undefined, { numeric: true }))
+              .map((c) => (
+                <ConsumerRows key={c.name} consumer={c} />
+              ))}
           </tbody>
         </table>
       </TableRegion>

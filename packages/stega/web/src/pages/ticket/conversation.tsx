@@ -201,11 +201,16 @@ export function Conversation({
           <li key={c.id} className={c.public_reply ? 'reply' : 'note'}>
             <p className="small muted">
               <strong>{c.author_name}</strong> · {formatDateTime(c.created_at)}
-              {c.from_requester
-                ? ' · from the requester'
-                : c.public_reply
-                  ? ' · reply to the requester'
-                  : ' · internal note'}
+              {c.from_requester ? (
+                ' · from the requester'
+              ) : c.public_reply ? (
+                ' · reply to the requester'
+              ) : (
+                <>
+                  {' · '}
+                  <span className="note-tag">Internal note (agents only)</span>
+                </>
+              )}
             </p>
             <CommentBody body={c.body} quotedFrom={c.quoted_from ?? null} />
             {c.attachments && c.attachments.length > 0 ? (
