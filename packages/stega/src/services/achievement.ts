@@ -6,9 +6,9 @@ import {
   achievementMisses,
   type MissedTarget,
 } from '../db/achievement.js';
-import { inTransaction } from '../db/pool.js';
 import { type Actor, REPORT_TIMEOUT_MS, type ServiceContext } from './context.js';
 import { ValidationError } from './errors.js';
+import { withinStatementTimeout } from './statement-timeout.js';
 import { ticketViewerOf } from './visibility.js';
 
 export type AchievementQuery = Omit<AchievementFilter, 'start' | 'end' | 'now' | 'viewer'> & {
@@ -73,21 +73,16 @@ export async function listMissedTargets(
  */
 async function withinTimeout<T>(ctx: ServiceContext, read: (db: Queryable) => Promise<T>) {
   const timeoutMs = Math.max(1, Math.round(ctx.reportTimeoutMs ?? REPORT_TIMEOUT_MS));
-  try {
-    return await inTransaction(ctx.pool, async (tx) => {
-      await tx.query(`select set_config('statement_timeout', $1, true)`, [String(timeoutMs)]);
-      return read(tx);
-    });
-  } catch (error) {
-    if ((error as { code?: string }).code !== QUERY_CANCELED) throw error;
-    throw new ValidationError([
-      {
-        path: 'start',
-        message: `took longer than ${timeoutMs / 1000} s to count: ask for a shorter period, or filter by team, priority or metric`,
-      },
-    ]);
-  }
+  return withinStatementTimeout(
+    ctx.pool,
+    timeoutMs,
+    read,
+    () =>
+      new ValidationError([
+        {
+          path: 'start',
+          message: `took longer than ${timeoutMs / 1000} s to count: ask for a shorter period, or filter by team, priority or metric`,
+        },
+      ]),
+  );
 }
-
-/** SQLSTATE of a statement cancelled by statement_timeout. */
-const QUERY_CANCELED = '57014';

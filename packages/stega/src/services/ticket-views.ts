@@ -5,7 +5,6 @@ import { type CommentRow, commentCountByTicket, commentPageByTicket } from '../d
 import { type CustomerEmailRow, customerEmailListByComments } from '../db/customer-emails.js';
 import { type DeliveryRow, deliveryListByTicket } from '../db/deliveries.js';
 import { type MailAttachmentRow, mailAttachmentListByComments } from '../db/mail-attachments.js';
-import { inTransaction } from '../db/pool.js';
 import { EVERY_TICKET } from '../db/ticket-visibility.js';
 import {
   cursorDecode,
@@ -24,6 +23,7 @@ import { NotFoundError, ValidationError } from './errors.js';
 import { type EscalationView, listTicketEscalations } from './escalations.js';
 import { errorTextFor, fellBackToFor, recipientFor } from './masking.js';
 import { type ClockView, clockView } from './sla.js';
+import { withinStatementTimeout } from './statement-timeout.js';
 import { ticketViewerOf } from './visibility.js';
 
 /** How many of its newest comments the ticket's detail carries; older ones come in pages. */
@@ -263,24 +263,19 @@ export async function listTickets(
  */
 async function searchWithinTimeout(ctx: ServiceContext, filter: TicketFilter) {
   const timeoutMs = Math.max(1, Math.round(ctx.searchTimeoutMs ?? SEARCH_TIMEOUT_MS));
-  try {
-    return await inTransaction(ctx.pool, async (tx) => {
-      await tx.query(`select set_config('statement_timeout', $1, true)`, [String(timeoutMs)]);
-      return ticketList(tx, filter, ctx.now());
-    });
-  } catch (error) {
-    if ((error as { code?: string }).code !== QUERY_CANCELED) throw error;
-    throw new ValidationError([
-      {
-        path: 'q',
-        message: `took longer than ${timeoutMs / 1000} s to search: add a word, or filter by status, team or assignee`,
-      },
-    ]);
-  }
+  return withinStatementTimeout(
+    ctx.pool,
+    timeoutMs,
+    (tx) => ticketList(tx, filter, ctx.now()),
+    () =>
+      new ValidationError([
+        {
+          path: 'q',
+          message: `took longer than ${timeoutMs / 1000} s to search: add a word, or filter by status, team or assignee`,
+        },
+      ]),
+  );
 }
-
-/** SQLSTATE of a statement cancelled by statement_timeout. */
-const QUERY_CANCELED = '57014';
 
 /** How long a list's time-derived flags (breached, at risk) may be served unchanged, ms. */
 const LIST_FRESH_MS = 15_000;
