@@ -116,3 +116,22 @@ export async function notificationLogList(
     created_at: row.created_at as Date,
   }));
 }
+
+/**
+ * The SMS pages sent to `agentId` at `number` since `since`, newest first (at most 500): the
+ * pages an SMS reply from that number may acknowledge.
+ */
+export async function smsPagesOf(
+  db: Queryable,
+  agentId: number,
+  number: string,
+  since: Date,
+): Promise<number[]> {
+  const { rows } = await db.query(
+    `select id from stega.alert_deliveries
+      where channel = 'sms' and page_agent_id = $1 and secret = $2 and created_at >= $3
+      order by id desc limit 500`,
+    [agentId, number, since],
+  );
+  return rows.map((row) => Number(row.id));
+}

@@ -54,6 +54,8 @@ export interface AlertDeliveryDeps {
   timeZone?: string;
   /** The Twilio account of the SMS and voice methods (config.twilio; absent: they fail for good). */
   twilio?: TwilioSettings | undefined;
+  /** The acknowledge-link key an SMS's reply code is keyed with (absent: SMS ask for no reply). */
+  ackSecret?: string | undefined;
   /** The Slack app of the Slack direct-message method (config.slackApp; absent: it fails for good). */
   slackApp?: SlackAppSettings | undefined;
   /**
@@ -128,6 +130,7 @@ export class AlertDelivery {
       emailEndpoint: deps.emailEndpoint,
       pagerDutyUrl: deps.pagerDutyEventsUrl ?? PAGERDUTY_EVENTS_URL,
       twilio: deps.twilio,
+      ackSecret: deps.ackSecret,
       slackApp: deps.slackApp,
       webPush: deps.webPush,
     };

@@ -55,6 +55,11 @@ export interface ChannelSettings {
   pagerDutyUrl: string;
   /** The Twilio account of the SMS and voice channels (absent: they fail for good). */
   twilio?: TwilioSettings | undefined;
+  /**
+   * The acknowledge-link key (STEGA_ACK_SECRET, else the database's), which an SMS's reply
+   * code is keyed with (sms-ack-code.ts); absent: an SMS asks for no reply.
+   */
+  ackSecret?: string | undefined;
   /** The Slack app of the Slack direct-message channel (absent: it fails for good). */
   slackApp?: SlackAppSettings | undefined;
   /**

@@ -308,19 +308,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     linkHours: deps.config.ackLinkHours,
   });
   await app.register(escalationRoutes(ctx, ackLinks, limits.acknowledgements));
-  await app.register(twilioRoutes(ctx, { twilio: deps.config.twilio, publicUrl }));
+  const ackSecret = await ackSecretLoad(deps.pool, deps.config.ackSecret);
+  await app.register(twilioRoutes(ctx, { twilio: deps.config.twilio, publicUrl, ackSecret }));
   await app.register(slackRoutes(ctx, { slackApp: deps.config.slackApp }));
   const webPush = await webPushSettingsLoad(deps.pool, {
     webPush: deps.config.webPush,
     publicUrl,
     mailFrom: deps.config.mailFrom,
   });
-  await app.register(
-    webPushRoutes(ctx, {
-      settings: webPush,
-      ackSecret: await ackSecretLoad(deps.pool, deps.config.ackSecret),
-    }),
-  );
+  await app.register(webPushRoutes(ctx, { settings: webPush, ackSecret }));
   await app.register(
     notificationSettingsRoutes(ctx, {
       twilio: deps.config.twilio,

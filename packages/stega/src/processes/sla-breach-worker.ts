@@ -50,6 +50,7 @@ export async function startSlaBreachWorker(
     secret: config.ackSecret,
     linkHours: config.ackLinkHours,
   });
+  const ackSecret = await ackSecretLoad(pool, config.ackSecret);
   const webPush = await webPushSettingsLoad(pool, {
     webPush: config.webPush,
     publicUrl: resources.publicUrl,
@@ -63,10 +64,11 @@ export async function startSlaBreachWorker(
     webhookAllowedNetworks: config.webhookAllowedNetworks,
     pagerDutyEventsUrl: config.pagerDutyEventsUrl,
     twilio: config.twilio,
+    ackSecret,
     slackApp: config.slackApp,
     webPush: {
       ...webPush,
-      ackSecret: await ackSecretLoad(pool, config.ackSecret),
+      ackSecret,
       ackLinkHours: config.ackLinkHours,
     },
     publicUrl: resources.publicUrl,

@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import twilio from 'twilio';
 import { z } from 'zod';
 import { contactMethodAgentByPhone } from '../../db/contact-methods.js';
-import { deliveryReceiptInsert, pageDeliveryGet } from '../../db/page-deliveries.js';
+import { deliveryReceiptInsert, pageDeliveryGet, smsPagesOf } from '../../db/page-deliveries.js';
+import { smsAckCodeMatch } from '../../delivery/sms-ack-code.js';
 import type { TwilioSettings } from '../../delivery/transport/twilio-rest.js';
 import type { ServiceContext } from '../../services/context.js';
 import { acknowledgeByPage } from '../../services/paging.js';
@@ -10,11 +11,14 @@ import { acknowledgeByPage } from '../../services/paging.js';
 const deliveryQuery = z.object({ delivery: z.coerce.number().int().positive() });
 const form = z.record(z.string(), z.string());
 
-/** `ACK 123` (any case, spaces around): the code of the page being acknowledged. */
-export function ackCode(body: string): number | null {
+/** `ACK 482913` (any case, spaces around): the code of the page being acknowledged. */
+export function ackCode(body: string): string | null {
   const match = /^\s*ack\s+(\d{1,18})\s*$/i.exec(body);
-  return match ? Number(match[1]) : null;
+  return match?.[1] ?? null;
 }
+
+/** How far back an SMS reply's code is looked for among its person's pages. */
+const ACK_CODE_DAYS = 7;
 
 const twiml = (words: string | null) => {
   const response = new twilio.twiml.MessagingResponse();
@@ -31,12 +35,17 @@ const twiml = (words: string | null) => {
  *   delivered, failed, …) kept as the delivery's receipt, once per status: the same report
  *   again (a replay) is refused with 409.
  * - `POST /api/twilio/sms`: a text to the Twilio number; `ACK <code>` from a verified number
- *   acknowledges the alert that page was for.
+ *   acknowledges the alert of the page texted to that number whose keyed code it is.
  * - `POST /api/twilio/voice?delivery=<id>`: the call's key press; `1` acknowledges.
  */
 export function twilioRoutes(
   ctx: ServiceContext,
-  settings: { twilio: TwilioSettings | undefined; publicUrl: string },
+  settings: {
+    twilio: TwilioSettings | undefined;
+    publicUrl: string;
+    /** The acknowledge-link key SMS reply codes are keyed with (sms-ack-code.ts). */
+    ackSecret: string;
+  },
 ): FastifyPluginAsyncZod {
   return async (app) => {
     app.addContentTypeParser(
@@ -107,9 +116,20 @@ export function twilioRoutes(
         reply.type('text/xml');
         const code = ackCode(request.body.Body ?? '');
         if (code === null) return twiml('Reply ACK and the code from the alert to acknowledge.');
-        const agentId = await contactMethodAgentByPhone(ctx.pool, 'sms', request.body.From ?? '');
+        const from = request.body.From ?? '';
+        const agentId = await contactMethodAgentByPhone(ctx.pool, 'sms', from);
         if (agentId === null) return twiml('This number is not a verified Stega contact.');
-        const done = await acknowledgeByPage(ctx, code, agentId, 'sms');
+        // the code names one of the pages texted to this number, keyed (sms-ack-code.ts): a
+        // page's id, which counts up, is not enough
+        const since = new Date(ctx.now().getTime() - ACK_CODE_DAYS * 86_400_000);
+        const pages = await smsPagesOf(ctx.pool, agentId, from, since);
+        const page = settings.ackSecret
+          ? smsAckCodeMatch(settings.ackSecret, code, pages)
+          : undefined;
+        if (page === undefined) {
+          return twiml(`Not acknowledged: no recent alert texted to you has the code ${code}.`);
+        }
+        const done = await acknowledgeByPage(ctx, page, agentId, 'sms');
         if (!done.ok) return twiml(`Not acknowledged: ${done.reason}.`);
         return twiml(
           done.changed
