@@ -53,6 +53,11 @@ export interface SignInSettings {
   resetMailsPerHour: number;
 }
 
+/** A link's expiry as a person reads it in a mail: `Thu, 10 Dec 2026 13:24 UTC`. */
+function linkExpiry(at: Date): string {
+  return `${at.toUTCString().replace(/:\d\d GMT$/, '')} UTC`;
+}
+
 /** How long an invitation link works, and a reset link. */
 export const INVITATION_HOURS = 7 * 24;
 export const RESET_MINUTES = 60;
@@ -208,7 +213,7 @@ export async function inviteAgent(
       '',
       `${settings.publicUrl}/set-password#invitation=${link.secret}`,
       '',
-      `The link works once, until ${expiresAt.toISOString()}.`,
+      `The link works once, until ${linkExpiry(expiresAt)}.`,
     ].join('\n'),
   });
   return { email: agent.email, expires_at: expiresAt, sent: error === null, error };
@@ -248,7 +253,7 @@ export async function requestPasswordReset(
       '',
       `${settings.publicUrl}/set-password#reset=${link.secret}`,
       '',
-      `The link works once, until ${expiresAt.toISOString()}. If you did not ask, ignore this mail: your password stays as it is.`,
+      `The link works once, until ${linkExpiry(expiresAt)}. If you did not ask, ignore this mail: your password stays as it is.`,
     ].join('\n'),
   });
 }

@@ -105,6 +105,9 @@ describe('signing in with email and password', async () => {
     expect(agent.body.has_password).toBe(false);
     await t.admin({ method: 'POST', url: `/api/agents/${agent.body.id}/invitation` });
     const token = await linkIn(email, 'invitation');
+    // the mail says until when the link works as a person reads a date (2026-03-09 09:00 UTC)
+    const invitation = smtp.messages.findLast((m) => m.to.includes(email));
+    expect(mailBodyOf(invitation?.raw ?? '')).toContain('until Mon, 09 Mar 2026 09:00 UTC');
     const weak = await as(undefined, {
       method: 'POST',
       url: '/api/auth/invitation',

@@ -51,7 +51,7 @@ export function EmailState({
   switch (email.state) {
     case 'delivered':
       tone = 'ok';
-      sentence = `${what} emailed to ${recipients(email)} · ${formatDateTime(email.sent_at)}`;
+      sentence = `${what} ${email.kind === 'acknowledgement' ? 'sent' : 'emailed'} to ${recipients(email)} · ${formatDateTime(email.sent_at)}`;
       if (email.last_error) sentence += ` · ${email.last_error}`;
       break;
     case 'retrying':
