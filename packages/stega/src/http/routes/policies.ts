@@ -56,8 +56,11 @@ const policyFields = {
     .array(
       z
         .number()
-        .gt(0, { error: 'must be a share of the target above 0 (0.5: at half of it)' })
-        .lt(1, { error: 'must be below 1, the whole target (the due time itself is the breach)' }),
+        .gt(0, { error: 'must be above 0 % of the target (a share above 0: 0.5 is at half of it)' })
+        .lt(1, {
+          error:
+            'must be below 100 % of the target (a share below 1: the due time itself is the breach)',
+        }),
     )
     .max(5, { error: 'at most 5 warnings' })
     .refine((shares) => new Set(shares).size === shares.length, {

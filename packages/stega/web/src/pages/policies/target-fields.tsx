@@ -122,17 +122,6 @@ export function TargetFields({
   );
 }
 
-/** A threshold's refusal said in per cent, as the field takes it. */
-function inPercent(message: string): string {
-  if (message.startsWith('must be a share of the target above 0')) {
-    return 'each warning must be above 0 % (50: at half the target)';
-  }
-  if (message.startsWith('must be below 1')) {
-    return 'each warning must be below 100 % (at 100 % the target is breached, not warned of)';
-  }
-  return message;
-}
-
 /**
  * The policy's pre-breach warnings and, when editing, whom a change of its targets,
  * thresholds or calendar reaches.
@@ -148,11 +137,11 @@ export function WarningFields({
   issues: Issue[];
   editing: boolean;
 }) {
-  // an issue of one threshold (warning_thresholds[1]) shows at the one text field, in the
-  // field's unit: the API speaks of shares (0.5), the form of per cent (50)
+  // an issue of one threshold (warning_thresholds[1]) shows at the one text field (the API
+  // says its bounds in per cent, the field's unit, as well as in shares)
   const thresholdIssues = issues.map((issue) =>
     /^warning_thresholds\[\d+\]$/.test(issue.path)
-      ? { path: 'warning_thresholds', message: inPercent(issue.message) }
+      ? { ...issue, path: 'warning_thresholds' }
       : issue,
   );
   return (
